@@ -1,0 +1,391 @@
+package dev.ensemble.sessions.schema;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ensemble.sessions.events.Event;
+import org.apache.avro.LogicalType;
+import org.apache.avro.LogicalTypes;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericEnumSymbol;
+import org.apache.avro.generic.IndexedRecord;
+import org.apache.avro.specific.SpecificData;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The JSON form of events, as {@code POST /api/events} takes them and as the API returns them
+ * ({@code shared/contract/events-example.jsonl}): the envelope's fields at the top, {@code "type"} naming the
+ * payload record, and {@code "payload"} holding it. Times are ISO-8601 instants (epoch milliseconds are
+ * accepted too), enums their symbols (any case), nullable fields may be null or left out, fields with a
+ * default may be left out, unknown fields are ignored. {@code recordedAt} is set from the clock when absent.
+ *
+ * <p>The conversion is driven by the Avro schema, so a field added to a schema is mapped without code.
+ * Errors are {@link InvalidEventException}s naming the event and the field.
+ */
+public final class EventJson {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final SpecificData MODEL = SpecificData.getForClass(Event.class);
+
+    private EventJson() {
+    }
+
+    /** The shared Jackson mapper. */
+    public static ObjectMapper mapper() {
+        return MAPPER;
+    }
+
+    /** Parses one event from JSON text. */
+    public static Event parse(String json, Clock clock) {
+        JsonNode node;
+        try {
+            node = MAPPER.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new InvalidEventException(null, null, null, "not valid JSON: " + e.getOriginalMessage());
+        }
+        return fromJson(node, clock);
+    }
+
+    /** Converts one event from its JSON tree. */
+    public static Event fromJson(JsonNode node, Clock clock) {
+        if (node == null || !node.isObject()) {
+            throw new InvalidEventException(null, null, null, "an event must be a JSON object");
+        }
+        String eventId = textOrNull(node.get("eventId"));
+        String type = textOrNull(node.get("type"));
+        if (type == null) {
+            throw new InvalidEventException(eventId, null, "type", "required field is missing; one of " + EventTypes.names());
+        }
+        Schema payloadSchema = EventTypes.schemaOf(type);
+        if (payloadSchema == null) {
+            throw new InvalidEventException(eventId, type, "type", "unknown event type '" + type + "'; one of " + EventTypes.names());
+        }
+        Converter c = new Converter(eventId, type);
+        Schema envelope = Event.getClassSchema();
+        Event event = new Event();
+        for (Schema.Field f : envelope.getFields()) {
+            if (f.name().equals("payload")) {
+                JsonNode p = node.get("payload");
+                if (p == null || p.isNull()) {
+                    throw c.error("payload", "required field is missing");
+                }
+                event.put(f.pos(), c.convert(payloadSchema, p, "payload"));
+            } else if (f.name().equals("recordedAt") && absent(node.get("recordedAt"))) {
+                event.setRecordedAt(clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
+            } else {
+                event.put(f.pos(), c.field(f, node.get(f.name()), ""));
+            }
+        }
+        Validation.check(event);
+        return event;
+    }
+
+    /** The JSON tree of an event, in the form {@link #fromJson} reads. */
+    public static ObjectNode toJson(Event event) {
+        ObjectNode out = NODES.objectNode();
+        out.put("eventId", event.getEventId());
+        out.put("type", EventTypes.typeOf(event));
+        for (Schema.Field f : Event.getClassSchema().getFields()) {
+            if (f.name().equals("eventId")) {
+                continue;
+            }
+            out.set(f.name(), toJson(f.schema(), event.get(f.pos())));
+        }
+        return out;
+    }
+
+    /** The JSON tree of any generated Avro record (views too), fields in schema order. */
+    public static ObjectNode recordToJson(IndexedRecord record) {
+        return (ObjectNode) toJson(record.getSchema(), record);
+    }
+
+    /** JSON text of an event. */
+    public static String write(Event event) {
+        try {
+            return MAPPER.writeValueAsString(toJson(event));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static JsonNode toJson(Schema s, Object v) {
+        if (v == null) {
+            return NODES.nullNode();
+        }
+        switch (s.getType()) {
+            case RECORD: {
+                IndexedRecord r = (IndexedRecord) v;
+                ObjectNode o = NODES.objectNode();
+                for (Schema.Field f : r.getSchema().getFields()) {
+                    o.set(f.name(), toJson(f.schema(), r.get(f.pos())));
+                }
+                return o;
+            }
+            case UNION: {
+                for (Schema branch : s.getTypes()) {
+                    if (branch.getType() == Schema.Type.NULL) {
+                        continue;
+                    }
+                    if (branch.getType() == Schema.Type.RECORD) {
+                        if (v instanceof IndexedRecord r && r.getSchema().getFullName().equals(branch.getFullName())) {
+                            return toJson(branch, v);
+                        }
+                        continue;
+                    }
+                    return toJson(branch, v);
+                }
+                throw new IllegalArgumentException("no union branch of " + s + " for " + v.getClass());
+            }
+            case ARRAY: {
+                ArrayNode a = NODES.arrayNode();
+                for (Object item : (List<?>) v) {
+                    a.add(toJson(s.getElementType(), item));
+                }
+                return a;
+            }
+            case MAP: {
+                ObjectNode o = NODES.objectNode();
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                    o.set(e.getKey().toString(), toJson(s.getValueType(), e.getValue()));
+                }
+                return o;
+            }
+            case ENUM:
+                return NODES.textNode(v.toString());
+            case STRING:
+                return NODES.textNode(v.toString());
+            case BOOLEAN:
+                return NODES.booleanNode((Boolean) v);
+            case INT:
+                return NODES.numberNode((Integer) v);
+            case LONG:
+                if (v instanceof Instant i) {
+                    return NODES.textNode(i.toString());
+                }
+                return NODES.numberNode((Long) v);
+            case DOUBLE:
+                return NODES.numberNode((Double) v);
+            case FLOAT:
+                return NODES.numberNode((Float) v);
+            case BYTES:
+                return NODES.binaryNode(((java.nio.ByteBuffer) v).array());
+            default:
+                throw new IllegalArgumentException("unsupported schema type " + s.getType());
+        }
+    }
+
+    private static boolean absent(JsonNode n) {
+        return n == null || n.isNull() || n.isMissingNode();
+    }
+
+    private static String textOrNull(JsonNode n) {
+        return n != null && n.isTextual() ? n.asText() : null;
+    }
+
+    /** Semantic checks beyond the schema: ids are not blank. */
+    public static final class Validation {
+        private Validation() {
+        }
+
+        /** Throws {@link InvalidEventException} when an id field of the event is blank. */
+        public static void check(Event e) {
+            String type = EventTypes.typeOf(e);
+            blank(e, type, "eventId", e.getEventId());
+            blank(e, type, "account", e.getAccount());
+            blank(e, type, "space", e.getSpace());
+            blank(e, type, "source", e.getSource());
+            if (e.getAccount() != null && e.getAccount().indexOf(Keys.SEPARATOR) >= 0) {
+                throw new InvalidEventException(e.getEventId(), type, "account", "must not contain '" + Keys.SEPARATOR + "'");
+            }
+            Object p = e.getPayload();
+            if (p instanceof IndexedRecord r) {
+                for (Schema.Field f : r.getSchema().getFields()) {
+                    String n = f.name();
+                    if ((n.endsWith("Id") || n.equals("agent")) && f.schema().getType() == Schema.Type.STRING) {
+                        blank(e, type, "payload." + n, (CharSequence) r.get(f.pos()));
+                    }
+                }
+            }
+        }
+
+        private static void blank(Event e, String type, String field, CharSequence v) {
+            if (v == null || v.toString().isBlank()) {
+                throw new InvalidEventException(e.getEventId(), type, field, "must not be blank");
+            }
+        }
+    }
+
+    /** Schema-driven JSON-to-Avro conversion that remembers which event it is converting for its errors. */
+    private static final class Converter {
+        private final String eventId;
+        private final String type;
+
+        Converter(String eventId, String type) {
+            this.eventId = eventId;
+            this.type = type;
+        }
+
+        InvalidEventException error(String path, String problem) {
+            return new InvalidEventException(eventId, type, path, problem);
+        }
+
+        Object field(Schema.Field f, JsonNode n, String parent) {
+            String path = parent.isEmpty() ? f.name() : parent + "." + f.name();
+            if (absent(n)) {
+                if (n != null && n.isNull() && f.schema().isNullable()) {
+                    return null;
+                }
+                if (f.hasDefaultValue()) {
+                    return MODEL.deepCopy(f.schema(), MODEL.getDefaultValue(f));
+                }
+                if (f.schema().isNullable()) {
+                    return null;
+                }
+                throw error(path, "required field is missing");
+            }
+            return convert(f.schema(), n, path);
+        }
+
+        Object convert(Schema s, JsonNode n, String path) {
+            switch (s.getType()) {
+                case RECORD: {
+                    if (!n.isObject()) {
+                        throw error(path, "expected an object");
+                    }
+                    IndexedRecord r = (IndexedRecord) MODEL.newRecord(null, s);
+                    for (Schema.Field f : s.getFields()) {
+                        r.put(f.pos(), field(f, n.get(f.name()), path));
+                    }
+                    return r;
+                }
+                case UNION: {
+                    if (n.isNull()) {
+                        if (s.isNullable()) {
+                            return null;
+                        }
+                        throw error(path, "must not be null");
+                    }
+                    List<Schema> branches = new ArrayList<>();
+                    for (Schema b : s.getTypes()) {
+                        if (b.getType() != Schema.Type.NULL) {
+                            branches.add(b);
+                        }
+                    }
+                    if (branches.size() == 1) {
+                        return convert(branches.get(0), n, path);
+                    }
+                    InvalidEventException last = null;
+                    for (Schema b : branches) {
+                        try {
+                            return convert(b, n, path);
+                        } catch (InvalidEventException e) {
+                            last = e;
+                        }
+                    }
+                    throw last;
+                }
+                case STRING:
+                    if (!n.isTextual()) {
+                        throw error(path, "expected a string, got " + kind(n));
+                    }
+                    return n.asText();
+                case BOOLEAN:
+                    if (!n.isBoolean()) {
+                        throw error(path, "expected true or false, got " + kind(n));
+                    }
+                    return n.asBoolean();
+                case INT:
+                    if (!n.isIntegralNumber() || !n.canConvertToInt()) {
+                        throw error(path, "expected a whole number, got " + kind(n));
+                    }
+                    return n.asInt();
+                case LONG: {
+                    LogicalType lt = s.getLogicalType();
+                    if (lt instanceof LogicalTypes.TimestampMillis) {
+                        return instant(n, path);
+                    }
+                    if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+                        throw error(path, "expected a whole number, got " + kind(n));
+                    }
+                    return n.asLong();
+                }
+                case DOUBLE:
+                case FLOAT:
+                    if (!n.isNumber()) {
+                        throw error(path, "expected a number, got " + kind(n));
+                    }
+                    return s.getType() == Schema.Type.DOUBLE ? (Object) n.asDouble() : (Object) (float) n.asDouble();
+                case ENUM: {
+                    if (!n.isTextual()) {
+                        throw error(path, "expected one of " + s.getEnumSymbols() + ", got " + kind(n));
+                    }
+                    for (String sym : s.getEnumSymbols()) {
+                        if (sym.equalsIgnoreCase(n.asText())) {
+                            Object e = MODEL.createEnum(sym, s);
+                            return e instanceof GenericEnumSymbol<?> g ? g : e;
+                        }
+                    }
+                    throw error(path, "'" + n.asText() + "' is not one of " + s.getEnumSymbols());
+                }
+                case ARRAY: {
+                    if (!n.isArray()) {
+                        throw error(path, "expected an array, got " + kind(n));
+                    }
+                    List<Object> out = new ArrayList<>(n.size());
+                    int i = 0;
+                    for (JsonNode item : n) {
+                        out.add(convert(s.getElementType(), item, path + "[" + i++ + "]"));
+                    }
+                    return out;
+                }
+                case MAP: {
+                    if (!n.isObject()) {
+                        throw error(path, "expected an object, got " + kind(n));
+                    }
+                    Map<String, Object> out = new LinkedHashMap<>();
+                    Iterator<Map.Entry<String, JsonNode>> it = n.fields();
+                    while (it.hasNext()) {
+                        Map.Entry<String, JsonNode> e = it.next();
+                        out.put(e.getKey(), convert(s.getValueType(), e.getValue(), path + "." + e.getKey()));
+                    }
+                    return out;
+                }
+                default:
+                    throw error(path, "unsupported schema type " + s.getType());
+            }
+        }
+
+        private Instant instant(JsonNode n, String path) {
+            if (n.isIntegralNumber()) {
+                return Instant.ofEpochMilli(n.asLong());
+            }
+            if (n.isTextual()) {
+                try {
+                    return Instant.parse(n.asText());
+                } catch (DateTimeParseException e) {
+                    try {
+                        return java.time.OffsetDateTime.parse(n.asText()).toInstant();
+                    } catch (DateTimeParseException e2) {
+                        throw error(path, "'" + n.asText() + "' is not an ISO-8601 instant such as 2026-11-02T09:00:05Z");
+                    }
+                }
+            }
+            throw error(path, "expected an ISO-8601 instant, got " + kind(n));
+        }
+
+        private static String kind(JsonNode n) {
+            return n.getNodeType().name().toLowerCase();
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package dev.ensemble.sessions.schema;
+
+import org.apache.kafka.common.utils.Utils;
+
+/**
+ * Record keys. Source topics are keyed by account; views and stores by {@code <account>/<id>}. Both are
+ * partitioned by the account, so one account's events and views live in the same partition number.
+ */
+public final class Keys {
+    private Keys() {
+    }
+
+    /** The separator between account and id in a composite key. Accounts never contain it. */
+    public static final char SEPARATOR = '/';
+
+    /** {@code account + "/" + id}. */
+    public static String of(String account, String id) {
+        return account + SEPARATOR + id;
+    }
+
+    /** The account part of a composite key (the whole key when it has no separator). */
+    public static String accountOf(String key) {
+        int i = key.indexOf(SEPARATOR);
+        return i < 0 ? key : key.substring(0, i);
+    }
+
+    /** The id part of a composite key. */
+    public static String idOf(String key) {
+        int i = key.indexOf(SEPARATOR);
+        return i < 0 ? key : key.substring(i + 1);
+    }
+
+    /** The prefix of every composite key of one account, for prefix scans. */
+    public static String prefix(String account) {
+        return account + SEPARATOR;
+    }
+
+    /**
+     * The partition of an account: the same murmur2 hash as Kafka's default partitioner applied to the
+     * account's UTF-8 bytes, so a composite key lands where its account's source events land.
+     */
+    public static int accountPartition(String keyOrAccount, int numPartitions) {
+        byte[] bytes = accountOf(keyOrAccount).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return Utils.toPositive(Utils.murmur2(bytes)) % numPartitions;
+    }
+}

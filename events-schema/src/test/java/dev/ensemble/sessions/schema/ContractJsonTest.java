@@ -1,0 +1,127 @@
+package dev.ensemble.sessions.schema;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ensemble.sessions.events.EngineEvent;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.events.RunKind;
+import dev.ensemble.sessions.events.SessionDeletionRequested;
+import dev.ensemble.sessions.schema.testing.SharedData;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ContractJsonTest {
+    static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-30T00:00:00Z"), ZoneOffset.UTC);
+
+    static List<String> contractLines() throws Exception {
+        Path p = SharedData.require("contract/events-example.jsonl");
+        return Files.readAllLines(p).stream().filter(l -> !l.isBlank()).toList();
+    }
+
+    @Test
+    void everyContractEventParsesAsItIsAndRoundTrips() throws Exception {
+        List<String> lines = contractLines();
+        assertThat(lines).hasSizeGreaterThanOrEqualTo(10);
+        for (String line : lines) {
+            Event e = EventJson.parse(line, CLOCK);
+            ObjectNode back = EventJson.toJson(e);
+            // every field the contract wrote comes back with the same value
+            assertSubset(EventJson.mapper().readTree(line), back, "");
+            // and the JSON we write parses to the same event
+            assertThat(EventJson.fromJson(back, CLOCK)).isEqualTo(e);
+            // and through the binary serde
+            AvroSerde<Event> serde = AvroSerde.of(Event.class);
+            assertThat(serde.decode(serde.encode(e))).isEqualTo(e);
+        }
+    }
+
+    @Test
+    void contractFieldsLandInTheRightPlaces() throws Exception {
+        List<String> lines = contractLines();
+        Event claimed = EventJson.parse(lines.get(1), CLOCK);
+        assertThat(claimed.getPayload()).isInstanceOf(RunClaimed.class);
+        RunClaimed rc = (RunClaimed) claimed.getPayload();
+        assertThat(rc.getRunId()).isEqualTo("job-101");
+        assertThat(rc.getKind()).isEqualTo(RunKind.TASK_RUN);
+        assertThat(rc.getTask().getTitle()).isEqualTo("Build the ranking API");
+        assertThat(rc.getTask().getLabels()).containsExactly("api", "backend");
+        assertThat(rc.getProject().getName()).isEqualTo("Ranking");
+        assertThat(claimed.getOccurredAt()).isEqualTo(Instant.parse("2026-11-02T09:00:05Z"));
+        assertThat(claimed.getRecordedAt()).isEqualTo(CLOCK.instant());
+        EngineEvent engine = (EngineEvent) EventJson.parse(lines.get(3), CLOCK).getPayload();
+        assertThat(engine.getContextUsed()).isEqualTo(18000L);
+        SessionDeletionRequested del = (SessionDeletionRequested) EventJson.parse(lines.get(9), CLOCK).getPayload();
+        assertThat(del.getRunIds()).containsExactly("job-101", "job-102");
+    }
+
+    @Test
+    void unknownTypeNamesTheEvent() {
+        assertThatThrownBy(() -> EventJson.parse("{\"eventId\":\"e1\",\"type\":\"RunExploded\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\",\"payload\":{}}", CLOCK))
+                .isInstanceOf(InvalidEventException.class)
+                .hasMessageContaining("RunExploded e1")
+                .hasMessageContaining("unknown event type")
+                .hasMessageContaining("RunClaimed");
+    }
+
+    @Test
+    void missingRequiredFieldNamesEventAndField() {
+        String json = "{\"eventId\":\"e2\",\"type\":\"RunClaimed\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
+                + "\"payload\":{\"runId\":\"r1\",\"computerId\":\"c\",\"agent\":\"codex\",\"task\":{\"labels\":[]}}}";
+        assertThatThrownBy(() -> EventJson.parse(json, CLOCK))
+                .isInstanceOf(InvalidEventException.class)
+                .hasMessage("RunClaimed e2: payload.task.title: required field is missing");
+    }
+
+    @Test
+    void illTypedFieldNamesEventAndField() {
+        String json = "{\"eventId\":\"e3\",\"type\":\"EngineEvent\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
+                + "\"payload\":{\"runId\":\"r1\",\"agentSessionId\":\"s1\",\"contextUsed\":\"lots\"}}";
+        assertThatThrownBy(() -> EventJson.parse(json, CLOCK))
+                .isInstanceOf(InvalidEventException.class)
+                .hasMessage("EngineEvent e3: payload.contextUsed: expected a whole number, got string");
+        String badTime = json.replace("\"2026-11-02T09:00:00Z\"", "\"yesterday\"").replace("\"lots\"", "1");
+        assertThatThrownBy(() -> EventJson.parse(badTime, CLOCK))
+                .hasMessageContaining("EngineEvent e3: occurredAt: 'yesterday' is not an ISO-8601 instant");
+        String badEnum = "{\"eventId\":\"e4\",\"type\":\"RunStatusChanged\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
+                + "\"payload\":{\"runId\":\"r1\",\"status\":\"SLEEPING\"}}";
+        assertThatThrownBy(() -> EventJson.parse(badEnum, CLOCK))
+                .hasMessageContaining("RunStatusChanged e4: payload.status: 'SLEEPING' is not one of [QUEUED, WORKING");
+    }
+
+    @Test
+    void blankIdsAreRejected() {
+        String json = "{\"eventId\":\"e5\",\"type\":\"RunStatusChanged\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
+                + "\"payload\":{\"runId\":\" \",\"status\":\"DONE\"}}";
+        assertThatThrownBy(() -> EventJson.parse(json, CLOCK)).hasMessage("RunStatusChanged e5: payload.runId: must not be blank");
+        assertThatThrownBy(() -> EventJson.parse("[1]", CLOCK)).hasMessageContaining("must be a JSON object");
+        assertThatThrownBy(() -> EventJson.parse("{nope", CLOCK)).hasMessageContaining("not valid JSON");
+    }
+
+    private static void assertSubset(JsonNode expected, JsonNode actual, String path) {
+        if (expected.isObject()) {
+            Iterator<Map.Entry<String, JsonNode>> it = expected.fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                assertThat(actual.has(e.getKey())).as("field %s%s is written back", path, e.getKey()).isTrue();
+                assertSubset(e.getValue(), actual.get(e.getKey()), path + e.getKey() + ".");
+            }
+        } else if (expected.isNumber()) {
+            assertThat(actual.isNumber() && actual.decimalValue().compareTo(expected.decimalValue()) == 0)
+                    .as("number %s: %s written back as %s", path, expected, actual).isTrue();
+        } else {
+            assertThat(actual).as("value of %s", path).isEqualTo(expected);
+        }
+    }
+}
