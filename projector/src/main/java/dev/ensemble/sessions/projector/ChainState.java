@@ -1,0 +1,32 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.views.RunRef;
+import dev.ensemble.sessions.views.SessionView;
+
+import java.util.List;
+
+/**
+ * The state the session-chain rules read and write, for one account at a time: sessions by id, the session
+ * of each run, and events parked until a run they need is claimed. The projector backs it with named
+ * RocksDB stores; tests may back it with maps.
+ */
+public interface ChainState {
+    /** The session, or null when there is none. */
+    SessionView session(String account, String sessionId);
+
+    /** Stores the session under its account and id. */
+    void putSession(SessionView session);
+
+    /** The run's entry, or null when the run has not been claimed (or is parked). */
+    RunRef run(String account, String runId);
+
+    /** Stores which session a run belongs to. */
+    void putRun(String account, RunRef ref);
+
+    /** Keeps {@code event} aside until {@code awaitedRunId} is claimed. */
+    void park(String account, String awaitedRunId, Event event);
+
+    /** Removes and returns the events parked for {@code awaitedRunId}, in arrival order (empty when none). */
+    List<Event> unpark(String account, String awaitedRunId);
+}

@@ -1,0 +1,108 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.schema.AvroSerde;
+import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.views.ParkedEvents;
+import dev.ensemble.sessions.views.RunRef;
+import dev.ensemble.sessions.views.SessionView;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Folds the event log into session chains ({@link SessionChainRules}) and forwards every changed session
+ * under key {@code <account>/<sessionId>}. Input key: account. An invalid event (blank ids, an account with a
+ * '/') raises {@link dev.ensemble.sessions.schema.InvalidEventException} before any state changes; the
+ * processing exception handler sends it to the dead-letter topic and processing goes on.
+ */
+final class SessionChainProcessor implements Processor<String, Event, String, SessionView>, ChainState {
+    private static final AvroSerde<Event> EVENTS = AvroSerde.of(Event.class);
+
+    private ProcessorContext<String, SessionView> context;
+    private KeyValueStore<String, Long> eventIds;
+    private KeyValueStore<String, SessionView> sessions;
+    private KeyValueStore<String, RunRef> runs;
+    private KeyValueStore<String, ParkedEvents> parked;
+    private long timestamp;
+
+    @Override
+    public void init(ProcessorContext<String, SessionView> context) {
+        this.context = context;
+        this.eventIds = context.getStateStore(StoreNames.EVENT_IDS);
+        this.sessions = context.getStateStore(StoreNames.SESSION_CHAINS);
+        this.runs = context.getStateStore(StoreNames.RUN_INDEX);
+        this.parked = context.getStateStore(StoreNames.PARKED_RUNS);
+    }
+
+    @Override
+    public void process(Record<String, Event> record) {
+        Event e = record.value();
+        if (e == null) {
+            return; // a tombstone on the event log means nothing
+        }
+        EventJson.Validation.check(e);
+        if (eventIds.get(e.getEventId()) != null) {
+            return;
+        }
+        eventIds.put(e.getEventId(), e.getOccurredAt().toEpochMilli());
+        timestamp = record.timestamp();
+        SessionChainRules.apply(e, this, this::forward);
+    }
+
+    private void forward(SessionView s) {
+        context.forward(new Record<>(Keys.of(s.getAccount(), s.getSessionId()), s, timestamp));
+    }
+
+    @Override
+    public SessionView session(String account, String sessionId) {
+        return sessions.get(Keys.of(account, sessionId));
+    }
+
+    @Override
+    public void putSession(SessionView session) {
+        sessions.put(Keys.of(session.getAccount(), session.getSessionId()), session);
+    }
+
+    @Override
+    public RunRef run(String account, String runId) {
+        return runs.get(Keys.of(account, runId));
+    }
+
+    @Override
+    public void putRun(String account, RunRef ref) {
+        runs.put(Keys.of(account, ref.getRunId()), ref);
+    }
+
+    @Override
+    public void park(String account, String awaitedRunId, Event event) {
+        String key = Keys.of(account, awaitedRunId);
+        ParkedEvents p = parked.get(key);
+        List<ByteBuffer> list = p == null ? new ArrayList<>() : new ArrayList<>(p.getEvents());
+        list.add(ByteBuffer.wrap(EVENTS.encode(event)));
+        parked.put(key, new ParkedEvents(list));
+    }
+
+    @Override
+    public List<Event> unpark(String account, String awaitedRunId) {
+        String key = Keys.of(account, awaitedRunId);
+        ParkedEvents p = parked.get(key);
+        if (p == null) {
+            return List.of();
+        }
+        parked.delete(key);
+        List<Event> out = new ArrayList<>(p.getEvents().size());
+        for (ByteBuffer b : p.getEvents()) {
+            byte[] bytes = new byte[b.remaining()];
+            b.duplicate().get(bytes);
+            out.add(EVENTS.decode(bytes));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,284 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.EngineEvent;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.events.RunStatus;
+import dev.ensemble.sessions.events.RunStatusChanged;
+import dev.ensemble.sessions.events.SessionDeleted;
+import dev.ensemble.sessions.events.SessionDeletionAccepted;
+import dev.ensemble.sessions.events.SessionDeletionSkipped;
+import dev.ensemble.sessions.events.TaskFacts;
+import dev.ensemble.sessions.views.RunRef;
+import dev.ensemble.sessions.views.RunView;
+import dev.ensemble.sessions.views.SessionStatus;
+import dev.ensemble.sessions.views.SessionView;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The session-chain rules of the guide's §1, as DESIGN.md §4 states them, folded one event at a time for one
+ * account (whose events arrive totally ordered):
+ * <ul>
+ *   <li>A run with no {@code continueFromJobId} starts a session whose id is the run's id.</li>
+ *   <li>A run that continues a run joins that run's session, unless that session is deleted (or being
+ *       deleted): then it starts a session of its own that records which session it continues
+ *       ({@code continuesSessionId}).</li>
+ *   <li>The agent session id is the one in the newest engine event (by occurredAt; ties go to the later
+ *       event).</li>
+ *   <li>One turn at a time: a run claimed while another run of the session is going (working, waiting or
+ *       queued) is queued.</li>
+ *   <li>Status: working if a run is working, else waiting, else queued, else idle. Resumable unless the
+ *       session is deleted or being deleted, or no agent session id is known yet.</li>
+ * </ul>
+ * <b>A run whose parent is not known yet</b> (its {@code continueFromJobId} names a run not claimed so far),
+ * and any status or engine event about a run not claimed so far, is <i>parked</i>: kept aside, invisible in
+ * every view, until the awaited run is claimed; then the parked events are applied in their arrival order.
+ * A parked run never makes a session of its own, so a parent that arrives late cannot leave one chain split
+ * in two, and no view ever shows a guess.
+ *
+ * <p>Every change raises the session's {@code sequence} by one and is passed to {@code emit}.
+ */
+public final class SessionChainRules {
+    private SessionChainRules() {
+    }
+
+    /** Applies one (already de-duplicated) event. */
+    public static void apply(Event e, ChainState state, Consumer<SessionView> emit) {
+        Object p = e.getPayload();
+        if (p instanceof RunClaimed rc) {
+            claim(e, rc, state, emit);
+        } else if (p instanceof RunStatusChanged rs) {
+            status(e, rs, state, emit);
+        } else if (p instanceof EngineEvent ee) {
+            engine(e, ee, state, emit);
+        } else if (p instanceof SessionDeletionAccepted a) {
+            SessionView s = state.session(e.getAccount(), a.getSessionId());
+            if (s != null && !s.getDeleted()) {
+                s.setDeleting(true);
+                s.setResumable(false);
+                for (RunView r : s.getRuns()) {
+                    if (r.getStatus().equals(RunStatus.QUEUED.name())) {
+                        r.setStatus(RunStatus.CANCELLED.name());
+                        r.setEndedAt(e.getOccurredAt());
+                    }
+                }
+                save(s, state, emit);
+            }
+        } else if (p instanceof SessionDeletionSkipped sk) {
+            // the guard left the session alone: nothing changes in the chain
+            return;
+        } else if (p instanceof SessionDeleted d) {
+            SessionView s = state.session(e.getAccount(), d.getSessionId());
+            if (s != null && !s.getDeleted()) {
+                s.setDeleted(true);
+                s.setDeleting(false);
+                s.setResumable(false);
+                s.setDeletedAt(e.getOccurredAt());
+                save(s, state, emit);
+            }
+        }
+    }
+
+    private static void claim(Event e, RunClaimed rc, ChainState state, Consumer<SessionView> emit) {
+        String account = e.getAccount();
+        if (state.run(account, rc.getRunId()) != null) {
+            return; // a run is claimed once; a second claim of the same run id changes nothing
+        }
+        SessionView session;
+        String parent = rc.getContinueFromJobId();
+        if (parent == null) {
+            session = newSession(e, rc, rc.getContinuesSessionOf());
+        } else {
+            RunRef parentRef = state.run(account, parent);
+            if (parentRef == null) {
+                state.park(account, parent, e);
+                return;
+            }
+            SessionView parentSession = state.session(account, parentRef.getSessionId());
+            if (parentSession.getDeleted() || parentSession.getDeleting()) {
+                session = newSession(e, rc, parentSession.getSessionId());
+            } else {
+                session = parentSession;
+            }
+        }
+        boolean going = session.getRuns().stream().anyMatch(r -> isGoing(r.getStatus()));
+        RunView run = RunView.newBuilder()
+                .setRunId(rc.getRunId())
+                .setTaskId(rc.getTaskId())
+                .setTitle(rc.getTask() == null ? null : rc.getTask().getTitle())
+                .setComputerId(rc.getComputerId())
+                .setStatus(going ? RunStatus.QUEUED.name() : RunStatus.WORKING.name())
+                .setClaimedAt(e.getOccurredAt())
+                .setContinueFromJobId(parent)
+                .build();
+        session.getRuns().add(run);
+        if (rc.getModel() != null) {
+            session.setModel(rc.getModel());
+        }
+        if (!session.getComputerIds().contains(rc.getComputerId())) {
+            session.getComputerIds().add(rc.getComputerId());
+        }
+        if (session.getFolder() == null) {
+            session.setFolder(rc.getFolder());
+        }
+        TaskFacts task = rc.getTask();
+        if (task != null || rc.getTaskId() != null) {
+            if (session.getFirstTaskTitle() == null && session.getFirstTaskId() == null) {
+                session.setFirstTaskId(rc.getTaskId());
+                session.setFirstTaskTitle(task == null ? null : task.getTitle());
+            }
+            session.setLatestTaskId(rc.getTaskId());
+            session.setLatestTaskTitle(task == null ? null : task.getTitle());
+        }
+        if (session.getAgentSessionId() == null && rc.getAgentSessionId() != null) {
+            session.setAgentSessionId(rc.getAgentSessionId());
+        }
+        touch(session, e.getOccurredAt());
+        state.putRun(account, new RunRef(rc.getRunId(), session.getSessionId()));
+        save(session, state, emit);
+        for (Event parked : state.unpark(account, rc.getRunId())) {
+            apply(parked, state, emit);
+        }
+    }
+
+    private static SessionView newSession(Event e, RunClaimed rc, String continuesSessionId) {
+        return SessionView.newBuilder()
+                .setSessionId(rc.getRunId())
+                .setAccount(e.getAccount())
+                .setSpace(e.getSpace())
+                .setSequence(0L)
+                .setAgent(rc.getAgent())
+                .setModel(rc.getModel())
+                .setComputerId(rc.getComputerId())
+                .setComputerIds(new ArrayList<>())
+                .setFolder(rc.getFolder())
+                .setFolderKind(rc.getFolderKind() == null ? null : rc.getFolderKind().name())
+                .setProjectId(rc.getProject() == null ? null : rc.getProject().getId())
+                .setProjectName(rc.getProject() == null ? null : rc.getProject().getName())
+                .setKind(rc.getKind().name())
+                .setSourceRef(rc.getSourceRef())
+                .setStatus(SessionStatus.IDLE)
+                .setResumable(false)
+                .setContinuesSessionId(continuesSessionId)
+                .setFilesChanged(new ArrayList<>())
+                .setCreatedAt(e.getOccurredAt())
+                .setLastActiveAt(e.getOccurredAt())
+                .setRuns(new ArrayList<>())
+                .build();
+    }
+
+    private static void status(Event e, RunStatusChanged rs, ChainState state, Consumer<SessionView> emit) {
+        RunRef ref = state.run(e.getAccount(), rs.getRunId());
+        if (ref == null) {
+            state.park(e.getAccount(), rs.getRunId(), e);
+            return;
+        }
+        SessionView s = state.session(e.getAccount(), ref.getSessionId());
+        RunView run = runOf(s, rs.getRunId());
+        boolean ended = isEnded(run.getStatus());
+        boolean ending = isEnded(rs.getStatus().name());
+        if (ended && !ending) {
+            return; // a run that ended does not go back to work (an out-of-order report)
+        }
+        if (ended && run.getEndedAt() != null && e.getOccurredAt().isBefore(run.getEndedAt())) {
+            return; // an older end report than the one applied
+        }
+        run.setStatus(rs.getStatus().name());
+        if (rs.getStatus() == RunStatus.WORKING && run.getStartedAt() == null) {
+            run.setStartedAt(e.getOccurredAt());
+        }
+        if (ending) {
+            run.setEndedAt(e.getOccurredAt());
+            run.setReportSummary(rs.getReportSummary());
+            run.setTokens(rs.getTokens());
+            run.setDurationMs(rs.getDurationMs());
+            if (rs.getReportSummary() != null) {
+                s.setLatestReportSummary(rs.getReportSummary());
+            }
+            Set<String> files = new LinkedHashSet<>(s.getFilesChanged());
+            files.addAll(rs.getFilesChanged());
+            s.setFilesChanged(new ArrayList<>(files));
+        }
+        touch(s, e.getOccurredAt());
+        save(s, state, emit);
+    }
+
+    private static void engine(Event e, EngineEvent ee, ChainState state, Consumer<SessionView> emit) {
+        RunRef ref = state.run(e.getAccount(), ee.getRunId());
+        if (ref == null) {
+            state.park(e.getAccount(), ee.getRunId(), e);
+            return;
+        }
+        SessionView s = state.session(e.getAccount(), ref.getSessionId());
+        Instant at = e.getOccurredAt();
+        if (s.getAgentSessionAt() != null && at.isBefore(s.getAgentSessionAt())) {
+            return; // not the newest engine event
+        }
+        s.setAgentSessionId(ee.getAgentSessionId());
+        s.setAgentSessionAt(at);
+        s.setContextUsed(ee.getContextUsed());
+        s.setContextSize(ee.getContextSize());
+        Long used = ee.getContextUsed();
+        Long size = ee.getContextSize();
+        s.setFill(used != null && size != null && size > 0 ? (double) used / size : null);
+        if (ee.getModel() != null) {
+            s.setModel(ee.getModel());
+        }
+        touch(s, at);
+        save(s, state, emit);
+    }
+
+    private static void touch(SessionView s, Instant at) {
+        if (at.isAfter(s.getLastActiveAt())) {
+            s.setLastActiveAt(at);
+        }
+    }
+
+    private static void save(SessionView s, ChainState state, Consumer<SessionView> emit) {
+        s.setStatus(statusOf(s.getRuns()));
+        s.setResumable(!s.getDeleted() && !s.getDeleting() && s.getAgentSessionId() != null);
+        s.setSequence(s.getSequence() + 1);
+        state.putSession(s);
+        emit.accept(s);
+    }
+
+    /** Working if a run is working, else waiting, else queued, else idle. */
+    static SessionStatus statusOf(List<RunView> runs) {
+        boolean waiting = false;
+        boolean queued = false;
+        for (RunView r : runs) {
+            String st = r.getStatus();
+            if (st.equals(RunStatus.WORKING.name())) {
+                return SessionStatus.WORKING;
+            }
+            waiting |= st.equals(RunStatus.WAITING.name());
+            queued |= st.equals(RunStatus.QUEUED.name());
+        }
+        return waiting ? SessionStatus.WAITING : queued ? SessionStatus.QUEUED : SessionStatus.IDLE;
+    }
+
+    static boolean isGoing(String status) {
+        return status.equals(RunStatus.WORKING.name()) || status.equals(RunStatus.WAITING.name())
+                || status.equals(RunStatus.QUEUED.name());
+    }
+
+    static boolean isEnded(String status) {
+        return status.equals(RunStatus.DONE.name()) || status.equals(RunStatus.FAILED.name())
+                || status.equals(RunStatus.CANCELLED.name());
+    }
+
+    private static RunView runOf(SessionView s, String runId) {
+        for (RunView r : s.getRuns()) {
+            if (r.getRunId().equals(runId)) {
+                return r;
+            }
+        }
+        throw new IllegalStateException("run " + runId + " is indexed to session " + s.getSessionId() + " but not in it");
+    }
+}

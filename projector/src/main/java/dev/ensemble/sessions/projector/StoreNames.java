@@ -1,0 +1,16 @@
+package dev.ensemble.sessions.projector;
+
+/** The projector's state stores (kebab-case; their changelogs are {@code <application.id>-<name>-changelog}). */
+public final class StoreNames {
+    private StoreNames() {
+    }
+
+    /** eventId → occurredAt millis: every event applied, so a second delivery changes nothing. */
+    public static final String EVENT_IDS = "event-ids";
+    /** {@code <account>/<sessionId>} → SessionView. */
+    public static final String SESSION_CHAINS = "session-chains";
+    /** {@code <account>/<runId>} → RunRef (the run's session). */
+    public static final String RUN_INDEX = "run-index";
+    /** {@code <account>/<awaited runId>} → ParkedEvents. */
+    public static final String PARKED_RUNS = "parked-runs";
+}
