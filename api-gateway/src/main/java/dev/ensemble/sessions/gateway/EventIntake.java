@@ -1,0 +1,130 @@
+package dev.ensemble.sessions.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.InvalidEventException;
+import dev.ensemble.sessions.schema.Topics;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * {@code POST /api/events}: takes one event or a batch (a JSON array, or {@code {"events": [...]}}) in the
+ * JSON form, and appends each valid event of the caller's account to the event log, keyed by account. Each
+ * event is answered on its own: {@code accepted} (with its eventId; a second post of the same eventId is
+ * accepted again and changes nothing downstream), or {@code rejected} with the reason — invalid (the field
+ * and the problem) or forbidden (another account). A rejected event never makes the batch lose the good
+ * ones. Invalid events also go to the dead-letter topic with the reason in the header
+ * {@code ensemble.error.reason}, so nothing sent is lost.
+ */
+public final class EventIntake {
+    /** The most events one request may carry. */
+    public static final int MAX_BATCH = 10_000;
+
+    private final Producer<String, byte[]> producer;
+    private final Clock clock;
+
+    public EventIntake(Producer<String, byte[]> producer, Clock clock) {
+        this.producer = producer;
+        this.clock = clock;
+    }
+
+    /** The outcome of one request: the per-event answers and the HTTP status that fits them. */
+    public record Result(int status, ObjectNode body) {
+    }
+
+    /** Handles a request body posted by {@code principal}. */
+    public Result post(Principal principal, JsonNode body) {
+        JsonNode list = body != null && body.isObject() && body.has("events") ? body.get("events") : body;
+        List<JsonNode> items = new ArrayList<>();
+        if (list == null || list.isNull() || list.isMissingNode()) {
+            throw ApiError.badRequest("the body must be an event, an array of events, or {\"events\": [...]}");
+        } else if (list.isArray()) {
+            list.forEach(items::add);
+        } else if (list.isObject()) {
+            items.add(list);
+        } else {
+            throw ApiError.badRequest("the body must be an event, an array of events, or {\"events\": [...]}");
+        }
+        if (items.isEmpty()) {
+            throw ApiError.badRequest("the batch is empty: send at least one event");
+        }
+        if (items.size() > MAX_BATCH) {
+            throw ApiError.badRequest("a batch holds at most " + MAX_BATCH + " events; this one has " + items.size() + ": split it");
+        }
+        ArrayNode results = JsonNodeFactory.instance.arrayNode();
+        List<Future<RecordMetadata>> sends = new ArrayList<>();
+        List<ObjectNode> pending = new ArrayList<>();
+        int accepted = 0, invalid = 0, forbidden = 0;
+        for (int i = 0; i < items.size(); i++) {
+            JsonNode item = items.get(i);
+            ObjectNode r = results.addObject();
+            r.put("index", i);
+            String id = item.path("eventId").isTextual() ? item.path("eventId").asText() : null;
+            r.put("eventId", id);
+            Event e;
+            try {
+                e = EventJson.fromJson(item, clock);
+                e.setRecordedAt(clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
+            } catch (InvalidEventException ex) {
+                r.put("status", "rejected").put("reason", ex.getMessage());
+                deadLetter(principal, item, ex.getMessage());
+                invalid++;
+                continue;
+            }
+            if (!e.getAccount().equals(principal.account())) {
+                r.put("status", "rejected").put("reason", "forbidden: this token may post events only for account '"
+                        + principal.account() + "', not '" + e.getAccount() + "'");
+                forbidden++;
+                continue;
+            }
+            byte[] bytes = Topics.EVENTS.valueSerde().serializer().serialize(Topics.EVENTS.name(), e);
+            sends.add(producer.send(new ProducerRecord<>(Topics.EVENTS.name(), e.getAccount(), bytes)));
+            pending.add(r);
+            r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
+            accepted++;
+        }
+        producer.flush();
+        for (int i = 0; i < sends.size(); i++) {
+            try {
+                sends.get(i).get(30, TimeUnit.SECONDS);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new ApiError(503, "unavailable", "interrupted while writing to the event log; post the batch again (it is idempotent)");
+            } catch (ExecutionException | TimeoutException ex) {
+                ObjectNode r = pending.get(i);
+                r.put("status", "rejected").put("reason", "the event log did not take it (" + ex.getMessage() + "); post it again");
+                accepted--;
+            }
+        }
+        ObjectNode out = JsonNodeFactory.instance.objectNode();
+        out.put("accepted", accepted);
+        out.put("rejected", items.size() - accepted);
+        out.set("results", results);
+        int status = accepted > 0 ? 200 : forbidden > 0 && invalid == 0 ? 403 : accepted == 0 && invalid > 0 ? 400 : 503;
+        return new Result(status, out);
+    }
+
+    private void deadLetter(Principal principal, JsonNode item, String reason) {
+        RecordHeaders h = new RecordHeaders();
+        h.add("ensemble.error.reason", reason.getBytes(StandardCharsets.UTF_8));
+        h.add("ensemble.error.source", ("gateway:" + principal.account() + ":" + principal.subject()).getBytes(StandardCharsets.UTF_8));
+        byte[] key = principal.account().getBytes(StandardCharsets.UTF_8);
+        byte[] value = item.toString().getBytes(StandardCharsets.UTF_8);
+        producer.send(new ProducerRecord<>(Topics.DEAD_LETTER.name(), null, null, new String(key, StandardCharsets.UTF_8), value, h));
+    }
+}

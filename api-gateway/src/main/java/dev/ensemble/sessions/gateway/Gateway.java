@@ -1,0 +1,264 @@
+package dev.ensemble.sessions.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.views.SessionView;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The API gateway service (DESIGN.md §7): JSON over HTTP, every {@code /api} request authenticated by a
+ * bearer token ({@link Tokens}); a request sees only its account's sessions (another account's session
+ * answers 404) and posts events only for its own account (403). Documented in {@code /api/openapi.yaml}.
+ *
+ * <p>Life cycle: {@link #start()} opens the read side and the HTTP port; {@link #stop()} closes both.
+ */
+public final class Gateway implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
+    private static final JsonNodeFactory N = JsonNodeFactory.instance;
+    /** The most sessions one list answers with. */
+    public static final int MAX_LIMIT = 500;
+
+    /**
+     * Settings of one gateway instance.
+     *
+     * @param bootstrapServers  the Kafka cluster
+     * @param host              the address to listen on (127.0.0.1 for the local default)
+     * @param port              the HTTP port (0 picks a free one)
+     * @param stateDir          where the read side keeps its store
+     * @param replicationFactor of the read side's changelog
+     * @param tokens            the bearer tokens it accepts
+     * @param clock             sets recordedAt on posted events
+     */
+    public record Settings(String bootstrapServers, String host, int port, Path stateDir, int replicationFactor,
+                           Tokens tokens, Clock clock) {
+    }
+
+    private final Settings settings;
+    private final HttpClient forwarder = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private Javalin app;
+    private SessionReads reads;
+    private Producer<String, byte[]> producer;
+    private EventIntake intake;
+    private String self;
+
+    public Gateway(Settings settings) {
+        this.settings = settings;
+    }
+
+    /** Starts the read side and the HTTP server; returns once the port is open. */
+    public synchronized Gateway start() {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.LINGER_MS_CONFIG, 2);
+        p.put(ProducerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-intake");
+        producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+        intake = new EventIntake(producer, settings.clock());
+
+        app = Javalin.create(cfg -> {
+            cfg.showJavalinBanner = false;
+            cfg.http.defaultContentType = "application/json";
+        });
+        app.exception(ApiError.class, (e, ctx) -> ctx.status(e.status()).json(error(e.code(), e.getMessage())));
+        app.exception(Exception.class, (e, ctx) -> {
+            LOG.error("request {} {} failed", ctx.method(), ctx.path(), e);
+            ctx.status(500).json(error("internal", "the gateway failed on this request: " + e.getMessage()));
+        });
+        app.error(404, ctx -> {
+            if (ctx.result() == null || ctx.result().isEmpty()) {
+                ctx.json(error("not_found", "no such endpoint: " + ctx.method() + " " + ctx.path() + " (see /api/openapi.yaml)"));
+            }
+        });
+        app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
+        app.before("/api/*", this::authenticate);
+        app.get("/health", ctx -> ctx.json(N.objectNode().put("status", "ok")));
+        app.get("/api/openapi.yaml", ctx -> ctx.contentType("application/yaml").result(resource("/openapi.yaml")));
+        app.get("/api/me", ctx -> {
+            Principal me = principal(ctx);
+            ctx.json(N.objectNode().put("account", me.account()).put("role", me.role()).put("subject", me.subject()));
+        });
+        app.get("/api/agent/sessions", this::listSessions);
+        app.get("/api/agent/sessions/{id}", this::getSession);
+        app.post("/api/events", this::postEvents);
+        app.start(settings.host(), settings.port());
+        self = settings.host() + ":" + app.port();
+
+        reads = new SessionReads(settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(), self);
+        reads.start();
+        LOG.info("gateway listening on http://{}:{}", settings.host(), app.port());
+        return this;
+    }
+
+    /** The HTTP port it listens on. */
+    public int port() {
+        return app.port();
+    }
+
+    /** Waits until reads can be served. */
+    public void awaitReady(Duration timeout) throws InterruptedException {
+        reads.awaitRunning(timeout);
+    }
+
+    private void authenticate(Context ctx) {
+        if (ctx.path().equals("/api/openapi.yaml")) {
+            return;
+        }
+        String h = ctx.header("Authorization");
+        if (h == null || !h.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            throw new ApiError(401, "unauthorized", "send 'Authorization: Bearer <token>'; the local token is in <data-dir>/token");
+        }
+        Principal p = settings.tokens().authenticate(h.substring(7))
+                .orElseThrow(() -> new ApiError(401, "unauthorized", "this token is not known; use the token in <data-dir>/token or ask for a new one"));
+        ctx.attribute("principal", p);
+    }
+
+    private static Principal principal(Context ctx) {
+        return ctx.attribute("principal");
+    }
+
+    private void listSessions(Context ctx) {
+        Principal me = principal(ctx);
+        if (forwarded(ctx, me)) {
+            return;
+        }
+        int limit = intParam(ctx, "limit", 50, 1, MAX_LIMIT);
+        List<SessionView> all = reads.all(me.account());
+        ArrayNode arr = N.arrayNode();
+        for (SessionView s : SessionJson.select(all, blankToNull(ctx.queryParam("taskId")), blankToNull(ctx.queryParam("deviceId")),
+                ctx.queryParam("q"), limit)) {
+            arr.add(SessionJson.summary(s));
+        }
+        ObjectNode out = N.objectNode();
+        out.set("sessions", arr);
+        ctx.json(out);
+    }
+
+    private void getSession(Context ctx) {
+        Principal me = principal(ctx);
+        if (forwarded(ctx, me)) {
+            return;
+        }
+        String id = ctx.pathParam("id");
+        SessionView s = reads.get(me.account(), id);
+        if (s == null) {
+            throw ApiError.notFound("no session '" + id + "' in your account");
+        }
+        ctx.json(SessionJson.detail(s));
+    }
+
+    private void postEvents(Context ctx) {
+        Principal me = principal(ctx);
+        JsonNode body;
+        try {
+            body = EventJson.mapper().readTree(ctx.body());
+        } catch (IOException e) {
+            throw ApiError.badRequest("the body is not valid JSON: " + e.getMessage());
+        }
+        EventIntake.Result r = intake.post(me, body);
+        ctx.status(r.status()).json(r.body());
+    }
+
+    /**
+     * Read-side routing in one place: when another gateway instance holds the caller's account, the request
+     * is forwarded to it with the caller's token and its answer returned as is.
+     */
+    private boolean forwarded(Context ctx, Principal me) {
+        Optional<String> owner = reads.ownerOf(me.account(), self);
+        if (owner.isEmpty() || ctx.header("X-Ensemble-Forwarded") != null) {
+            return false;
+        }
+        try {
+            String q = ctx.queryString() == null ? "" : "?" + ctx.queryString();
+            HttpRequest req = HttpRequest.newBuilder(URI.create("http://" + owner.get() + ctx.path() + q))
+                    .header("Authorization", ctx.header("Authorization"))
+                    .header("X-Ensemble-Forwarded", self)
+                    .timeout(Duration.ofSeconds(10)).GET().build();
+            HttpResponse<String> resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());
+            ctx.status(resp.statusCode()).contentType("application/json").result(resp.body());
+            return true;
+        } catch (IOException e) {
+            throw new ApiError(503, "unavailable", "the gateway instance holding your sessions (" + owner.get() + ") did not answer; try again");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiError(503, "unavailable", "interrupted");
+        }
+    }
+
+    static ObjectNode error(String code, String message) {
+        return N.objectNode().put("error", code).put("message", message);
+    }
+
+    private static int intParam(Context ctx, String name, int dflt, int min, int max) {
+        String v = ctx.queryParam(name);
+        if (v == null || v.isBlank()) {
+            return dflt;
+        }
+        try {
+            int i = Integer.parseInt(v.trim());
+            if (i < min || i > max) {
+                throw ApiError.badRequest(name + " must be between " + min + " and " + max + ", not " + i);
+            }
+            return i;
+        } catch (NumberFormatException e) {
+            throw ApiError.badRequest(name + " must be a whole number, not '" + v + "'");
+        }
+    }
+
+    private static String blankToNull(String s) {
+        return s == null || s.isBlank() ? null : s;
+    }
+
+    private static String resource(String name) throws IOException {
+        try (InputStream in = Gateway.class.getResourceAsStream(name)) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    /** Stops the HTTP server, the read side and the producer. */
+    public synchronized void stop() {
+        if (app != null) {
+            app.stop();
+            app = null;
+        }
+        if (reads != null) {
+            reads.close();
+            reads = null;
+        }
+        if (producer != null) {
+            producer.close(Duration.ofSeconds(10));
+            producer = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+}

@@ -1,0 +1,141 @@
+package dev.ensemble.sessions.gateway;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ensemble.sessions.views.RunView;
+import dev.ensemble.sessions.views.SessionView;
+
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The API's JSON form of sessions ({@code GET /api/agent/sessions}, guide §1): id, agent, model, computer,
+ * folder, first and latest task, latest report summary, status (working, waiting, queued, idle), resumable,
+ * fill (0–1, null when unknown), number of runs; the detail adds the runs.
+ */
+public final class SessionJson {
+    private static final JsonNodeFactory N = JsonNodeFactory.instance;
+
+    private SessionJson() {
+    }
+
+    /** The list entry of a session. */
+    public static ObjectNode summary(SessionView s) {
+        ObjectNode o = N.objectNode();
+        o.put("id", s.getSessionId());
+        o.put("agent", s.getAgent());
+        o.put("model", s.getModel());
+        o.put("computer", s.getComputerId());
+        o.put("folder", s.getFolder());
+        o.put("project", s.getProjectName());
+        ObjectNode first = o.putObject("firstTask");
+        first.put("id", s.getFirstTaskId());
+        first.put("title", s.getFirstTaskTitle());
+        ObjectNode latest = o.putObject("latestTask");
+        latest.put("id", s.getLatestTaskId());
+        latest.put("title", s.getLatestTaskTitle());
+        o.put("latestReportSummary", oneLine(s.getLatestReportSummary()));
+        o.put("status", s.getStatus().name().toLowerCase(Locale.ROOT));
+        o.put("resumable", s.getResumable());
+        if (s.getFill() == null) {
+            o.putNull("fill");
+        } else {
+            o.put("fill", s.getFill());
+        }
+        o.put("runs", s.getRuns().size());
+        o.put("agentSessionId", s.getAgentSessionId());
+        o.put("continuesSessionId", s.getContinuesSessionId());
+        o.put("deleted", s.getDeleted());
+        o.put("createdAt", s.getCreatedAt().toString());
+        o.put("lastActiveAt", s.getLastActiveAt().toString());
+        return o;
+    }
+
+    /** The detail of a session: the summary plus its runs, oldest first, and the files its runs changed. */
+    public static ObjectNode detail(SessionView s) {
+        ObjectNode o = summary(s);
+        o.put("space", s.getSpace());
+        o.put("kind", s.getKind());
+        o.put("sourceRef", s.getSourceRef());
+        o.put("contextUsed", s.getContextUsed());
+        o.put("contextSize", s.getContextSize());
+        ArrayNode files = o.putArray("filesChanged");
+        s.getFilesChanged().forEach(files::add);
+        ArrayNode computers = o.putArray("computers");
+        s.getComputerIds().forEach(computers::add);
+        ArrayNode runs = o.putArray("runList");
+        for (RunView r : s.getRuns()) {
+            ObjectNode j = runs.addObject();
+            j.put("id", r.getRunId());
+            j.put("taskId", r.getTaskId());
+            j.put("title", r.getTitle());
+            j.put("computer", r.getComputerId());
+            j.put("status", r.getStatus().toLowerCase(Locale.ROOT));
+            j.put("continueFromJobId", r.getContinueFromJobId());
+            j.put("claimedAt", r.getClaimedAt().toString());
+            j.put("startedAt", str(r.getStartedAt()));
+            j.put("endedAt", str(r.getEndedAt()));
+            j.put("reportSummary", r.getReportSummary());
+            j.put("tokens", r.getTokens());
+            j.put("durationMs", r.getDurationMs());
+        }
+        return o;
+    }
+
+    /**
+     * Filters and orders an account's sessions for the list: {@code taskId} (a run of the session is for that
+     * task), {@code deviceId} (the session ran on that computer), {@code q} (case-insensitive words that all
+     * appear in its id, agent session id, titles, folder, project or report), newest first (last active),
+     * at most {@code limit}.
+     */
+    public static List<SessionView> select(List<SessionView> all, String taskId, String deviceId, String q, int limit) {
+        String[] words = q == null || q.isBlank() ? new String[0] : q.toLowerCase(Locale.ROOT).trim().split("\\s+");
+        return all.stream()
+                .filter(s -> taskId == null || s.getRuns().stream().anyMatch(r -> taskId.equals(r.getTaskId())))
+                .filter(s -> deviceId == null || s.getComputerIds().contains(deviceId))
+                .filter(s -> matches(s, words))
+                .sorted(Comparator.comparing(SessionView::getLastActiveAt).reversed().thenComparing(SessionView::getSessionId))
+                .limit(limit)
+                .toList();
+    }
+
+    private static boolean matches(SessionView s, String[] words) {
+        if (words.length == 0) {
+            return true;
+        }
+        StringBuilder text = new StringBuilder();
+        for (Object v : new Object[]{s.getSessionId(), s.getAgentSessionId(), s.getFirstTaskTitle(), s.getLatestTaskTitle(),
+                s.getFolder(), s.getProjectName(), s.getLatestReportSummary(), s.getAgent(), s.getModel()}) {
+            if (v != null) {
+                text.append(v).append('\n');
+            }
+        }
+        for (RunView r : s.getRuns()) {
+            if (r.getTitle() != null) {
+                text.append(r.getTitle()).append('\n');
+            }
+        }
+        String hay = text.toString().toLowerCase(Locale.ROOT);
+        for (String w : words) {
+            if (!hay.contains(w)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static String oneLine(String s) {
+        if (s == null) {
+            return null;
+        }
+        String line = s.strip().replaceAll("\\s+", " ");
+        return line.length() <= 200 ? line : line.substring(0, 199) + "…";
+    }
+
+    private static String str(Instant i) {
+        return i == null ? null : i.toString();
+    }
+}

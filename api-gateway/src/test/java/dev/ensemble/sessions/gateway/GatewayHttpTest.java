@@ -1,0 +1,201 @@
+package dev.ensemble.sessions.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
+import dev.ensemble.sessions.schema.testing.SharedData;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The gateway over HTTP, against the projector on a real in-process broker. */
+class GatewayHttpTest {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static KafkaTestCluster cluster;
+    static Projector projector;
+    static Gateway gateway;
+    static final HttpClient http = HttpClient.newHttpClient();
+    static final String ANA = "token-ana";
+    static final String BO = "token-bo";
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = KafkaTestCluster.start();
+        try (Admin admin = cluster.admin()) {
+            TopicAdmin.ensureTopics(admin, 3, (short) 1);
+        }
+        Path dir = Files.createTempDirectory("gw");
+        projector = new Projector(cluster.bootstrapServers(), dir.resolve("projector"), 1, Map.of("commit.interval.ms", 100));
+        projector.start();
+        Tokens tokens = Tokens.inMemory();
+        tokens.register(ANA, new Principal("acct-ana", "person", "ana"));
+        tokens.register(BO, new Principal("acct-bo", "person", "bo"));
+        gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1,
+                tokens, Clock.systemUTC())).start();
+        gateway.awaitReady(Duration.ofSeconds(60));
+    }
+
+    @AfterAll
+    static void stop() {
+        gateway.stop();
+        projector.stop();
+        cluster.close();
+    }
+
+    static HttpResponse<String> get(String path, String token) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path)).GET();
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static HttpResponse<String> post(String path, String token, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
+                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static JsonNode awaitSession(String id, String token, java.util.function.Predicate<JsonNode> ready) throws Exception {
+        long until = System.currentTimeMillis() + 60_000;
+        JsonNode last = null;
+        while (System.currentTimeMillis() < until) {
+            HttpResponse<String> r = get("/api/agent/sessions/" + id, token);
+            if (r.statusCode() == 200) {
+                last = JSON.readTree(r.body());
+                if (ready.test(last)) {
+                    return last;
+                }
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("session " + id + " never became ready; last: " + last);
+    }
+
+    @Test
+    void theContractBatchIsAcceptedAndTheSessionIsServed() throws Exception {
+        List<String> lines = Files.readAllLines(SharedData.require("contract/events-example.jsonl"));
+        String batch = "[" + lines.stream().filter(l -> !l.isBlank()).collect(Collectors.joining(",")) + "]";
+        HttpResponse<String> r = post("/api/events", ANA, batch);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode answer = JSON.readTree(r.body());
+        assertThat(answer.get("accepted").asInt()).isEqualTo(10);
+        assertThat(answer.get("rejected").asInt()).isZero();
+        // posting the same batch again is accepted and changes nothing
+        assertThat(post("/api/events", ANA, batch).statusCode()).isEqualTo(200);
+
+        JsonNode s = awaitSession("job-101", ANA, j -> j.get("runs").asInt() == 2 && "idle".equals(j.get("status").asText()));
+        assertThat(s.get("agent").asText()).isEqualTo("claude-code");
+        assertThat(s.get("folder").asText()).isEqualTo("/home/ana/workspace/projects/ranking");
+        assertThat(s.get("firstTask").get("title").asText()).isEqualTo("Build the ranking API");
+        assertThat(s.get("latestReportSummary").asText()).isEqualTo("The endpoint now returns total.");
+        assertThat(s.get("fill").asDouble()).isEqualTo(0.305);
+        assertThat(s.get("resumable").asBoolean()).isTrue();
+        assertThat(s.get("runList")).hasSize(2);
+        assertThat(s.get("runList").get(1).get("continueFromJobId").asText()).isEqualTo("job-101");
+
+        JsonNode list = JSON.readTree(get("/api/agent/sessions?limit=10", ANA).body());
+        assertThat(list.get("sessions")).hasSize(1);
+        assertThat(list.get("sessions").get(0).get("id").asText()).isEqualTo("job-101");
+        assertThat(JSON.readTree(get("/api/agent/sessions?taskId=task-7", ANA).body()).get("sessions")).hasSize(1);
+        assertThat(JSON.readTree(get("/api/agent/sessions?taskId=task-8", ANA).body()).get("sessions")).isEmpty();
+        assertThat(JSON.readTree(get("/api/agent/sessions?deviceId=laptop-ana", ANA).body()).get("sessions")).hasSize(1);
+        assertThat(JSON.readTree(get("/api/agent/sessions?q=RANKING%20api", ANA).body()).get("sessions")).hasSize(1);
+        assertThat(JSON.readTree(get("/api/agent/sessions?q=nothing-like-this", ANA).body()).get("sessions")).isEmpty();
+
+        // another account sees nothing of it
+        HttpResponse<String> other = get("/api/agent/sessions/job-101", BO);
+        assertThat(other.statusCode()).isEqualTo(404);
+        assertThat(JSON.readTree(other.body()).get("message").asText()).contains("no session 'job-101'");
+        assertThat(JSON.readTree(get("/api/agent/sessions", BO).body()).get("sessions").findValuesAsText("id")).doesNotContain("job-101");
+    }
+
+    @Test
+    void aTokenPostsOnlyForItsOwnAccount() throws Exception {
+        String event = "{\"eventId\":\"f0000000-0000-0000-0000-000000000001\",\"type\":\"ComputerStatus\",\"account\":\"acct-ana\","
+                + "\"space\":\"web:space-1\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"computer:x\","
+                + "\"payload\":{\"computerId\":\"x\",\"online\":true}}";
+        HttpResponse<String> r = post("/api/events", BO, event);
+        assertThat(r.statusCode()).isEqualTo(403);
+        assertThat(JSON.readTree(r.body()).get("results").get(0).get("reason").asText()).contains("only for account 'acct-bo'");
+    }
+
+    @Test
+    void aRejectedEventNeverMakesTheBatchLoseTheGoodOnes() throws Exception {
+        String good = "{\"eventId\":\"f0000000-0000-0000-0000-000000000010\",\"type\":\"RunClaimed\",\"account\":\"acct-bo\","
+                + "\"space\":\"local:pc\",\"occurredAt\":\"2026-11-03T09:00:00Z\",\"source\":\"computer:pc\","
+                + "\"payload\":{\"runId\":\"bo-1\",\"computerId\":\"pc\",\"agent\":\"codex\",\"task\":{\"title\":\"Fix the flaky test\"}}}";
+        String bad = "{\"eventId\":\"f0000000-0000-0000-0000-000000000011\",\"type\":\"RunClaimed\",\"account\":\"acct-bo\","
+                + "\"space\":\"local:pc\",\"occurredAt\":\"2026-11-03T09:00:00Z\",\"source\":\"computer:pc\","
+                + "\"payload\":{\"computerId\":\"pc\",\"agent\":\"codex\"}}";
+        String unknown = "{\"eventId\":\"f0000000-0000-0000-0000-000000000012\",\"type\":\"RunTeleported\"}";
+        HttpResponse<String> r = post("/api/events", BO, "{\"events\":[" + bad + "," + good + "," + unknown + "]}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode a = JSON.readTree(r.body());
+        assertThat(a.get("accepted").asInt()).isEqualTo(1);
+        assertThat(a.get("results").get(0).get("status").asText()).isEqualTo("rejected");
+        assertThat(a.get("results").get(0).get("reason").asText()).isEqualTo("RunClaimed f0000000-0000-0000-0000-000000000011: payload.runId: required field is missing");
+        assertThat(a.get("results").get(1).get("status").asText()).isEqualTo("accepted");
+        assertThat(a.get("results").get(2).get("reason").asText()).contains("unknown event type 'RunTeleported'");
+        JsonNode s = awaitSession("bo-1", BO, j -> true);
+        assertThat(s.get("firstTask").get("title").asText()).isEqualTo("Fix the flaky test");
+
+        // the invalid ones are kept in the dead-letter topic with the reason
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
+                "group.id", "gw-dlq", "auto.offset.reset", "earliest"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(Topics.DEAD_LETTER.name()));
+            List<String> reasons = new java.util.ArrayList<>();
+            long until = System.currentTimeMillis() + 20_000;
+            while (reasons.size() < 2 && System.currentTimeMillis() < until) {
+                for (ConsumerRecord<byte[], byte[]> rec : c.poll(Duration.ofMillis(200))) {
+                    if (rec.headers().lastHeader("ensemble.error.reason") != null) {
+                        reasons.add(new String(rec.headers().lastHeader("ensemble.error.reason").value()));
+                    }
+                }
+            }
+            assertThat(reasons).anyMatch(x -> x.contains("payload.runId: required field is missing"))
+                    .anyMatch(x -> x.contains("RunTeleported"));
+        }
+    }
+
+    @Test
+    void requestsNeedAKnownTokenAndErrorsAreJson() throws Exception {
+        HttpResponse<String> none = get("/api/agent/sessions", null);
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(JSON.readTree(none.body()).get("message").asText()).contains("Authorization: Bearer");
+        assertThat(get("/api/agent/sessions", "wrong").statusCode()).isEqualTo(401);
+        JsonNode me = JSON.readTree(get("/api/me", ANA).body());
+        assertThat(me.get("account").asText()).isEqualTo("acct-ana");
+        assertThat(me.get("role").asText()).isEqualTo("person");
+        HttpResponse<String> badLimit = get("/api/agent/sessions?limit=lots", ANA);
+        assertThat(badLimit.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(badLimit.body()).get("message").asText()).isEqualTo("limit must be a whole number, not 'lots'");
+        HttpResponse<String> notJson = post("/api/events", ANA, "{oops");
+        assertThat(notJson.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(notJson.body()).get("error").asText()).isEqualTo("bad_request");
+        HttpResponse<String> spec = get("/api/openapi.yaml", null);
+        assertThat(spec.statusCode()).isEqualTo(200);
+        assertThat(spec.body()).contains("/api/agent/sessions/{id}").contains("/api/events").contains("/api/me");
+    }
+}
