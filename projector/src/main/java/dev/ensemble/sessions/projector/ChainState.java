@@ -24,6 +24,12 @@ public interface ChainState {
     /** Stores which session a run belongs to. */
     void putRun(String account, RunRef ref);
 
+    /** The sessions that hold a run for the task (empty when none). */
+    java.util.Set<String> sessionsOfTask(String account, String taskId);
+
+    /** Records that the session holds a run for the task. */
+    void addSessionOfTask(String account, String taskId, String sessionId);
+
     /** Keeps {@code event} aside until {@code awaitedRunId} is claimed. */
     void park(String account, String awaitedRunId, Event event);
 

@@ -61,6 +61,8 @@ public final class Projector implements AutoCloseable {
                 Serdes.String(), AvroSerde.of(SessionView.class)), "session-chains");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.RUN_INDEX),
                 Serdes.String(), AvroSerde.of(RunRef.class)), "session-chains");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.TASK_SESSIONS),
+                Serdes.String(), Serdes.String()), "session-chains");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.PARKED_RUNS),
                 Serdes.String(), AvroSerde.of(ParkedEvents.class)), "session-chains");
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),

@@ -30,6 +30,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     private KeyValueStore<String, SessionView> sessions;
     private KeyValueStore<String, RunRef> runs;
     private KeyValueStore<String, ParkedEvents> parked;
+    private KeyValueStore<String, String> taskSessions;
     private long timestamp;
 
     @Override
@@ -39,6 +40,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         this.sessions = context.getStateStore(StoreNames.SESSION_CHAINS);
         this.runs = context.getStateStore(StoreNames.RUN_INDEX);
         this.parked = context.getStateStore(StoreNames.PARKED_RUNS);
+        this.taskSessions = context.getStateStore(StoreNames.TASK_SESSIONS);
     }
 
     @Override
@@ -78,6 +80,20 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     @Override
     public void putRun(String account, RunRef ref) {
         runs.put(Keys.of(account, ref.getRunId()), ref);
+    }
+
+    @Override
+    public java.util.Set<String> sessionsOfTask(String account, String taskId) {
+        String v = taskSessions.get(Keys.of(account, taskId));
+        return v == null ? java.util.Set.of() : new java.util.LinkedHashSet<>(java.util.Arrays.asList(v.split("\n")));
+    }
+
+    @Override
+    public void addSessionOfTask(String account, String taskId, String sessionId) {
+        java.util.Set<String> ids = new java.util.LinkedHashSet<>(sessionsOfTask(account, taskId));
+        if (ids.add(sessionId)) {
+            taskSessions.put(Keys.of(account, taskId), String.join("\n", ids));
+        }
     }
 
     @Override

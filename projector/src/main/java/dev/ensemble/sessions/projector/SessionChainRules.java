@@ -8,10 +8,13 @@ import dev.ensemble.sessions.events.RunStatusChanged;
 import dev.ensemble.sessions.events.SessionDeleted;
 import dev.ensemble.sessions.events.SessionDeletionAccepted;
 import dev.ensemble.sessions.events.SessionDeletionSkipped;
+import dev.ensemble.sessions.events.TaskChanged;
 import dev.ensemble.sessions.events.TaskFacts;
 import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.RunView;
 import dev.ensemble.sessions.views.SessionStatus;
+import dev.ensemble.sessions.views.SessionTaskView;
+import dev.ensemble.sessions.views.TaskFactsView;
 import dev.ensemble.sessions.views.SessionView;
 
 import java.time.Instant;
@@ -66,6 +69,19 @@ public final class SessionChainRules {
                     if (r.getStatus().equals(RunStatus.QUEUED.name())) {
                         r.setStatus(RunStatus.CANCELLED.name());
                         r.setEndedAt(e.getOccurredAt());
+                    }
+                }
+                save(s, state, emit);
+            }
+        } else if (p instanceof TaskChanged tc) {
+            for (String id : state.sessionsOfTask(e.getAccount(), tc.getTaskId())) {
+                SessionView s = state.session(e.getAccount(), id);
+                for (SessionTaskView t : s.getTasks()) {
+                    if (tc.getTaskId().equals(t.getTaskId())) {
+                        t.setStatus(tc.getStatus().name());
+                        t.setPinned(tc.getPinned());
+                        t.setCompletedAt(tc.getCompletedAt());
+                        t.setDeletedAt(tc.getDeletedAt());
                     }
                 }
                 save(s, state, emit);
@@ -139,12 +155,50 @@ public final class SessionChainRules {
         if (session.getAgentSessionId() == null && rc.getAgentSessionId() != null) {
             session.setAgentSessionId(rc.getAgentSessionId());
         }
+        addTask(session, e, rc);
+        if (rc.getTaskId() != null) {
+            state.addSessionOfTask(account, rc.getTaskId(), session.getSessionId());
+        }
         touch(session, e.getOccurredAt());
         state.putRun(account, new RunRef(rc.getRunId(), session.getSessionId()));
         save(session, state, emit);
         for (Event parked : state.unpark(account, rc.getRunId())) {
             apply(parked, state, emit);
         }
+    }
+
+    /** The run's task joins the session's tasks (a run without a task id is a task of its own); newer facts replace older. */
+    private static void addTask(SessionView session, Event e, RunClaimed rc) {
+        SessionTaskView task = null;
+        if (rc.getTaskId() != null) {
+            for (SessionTaskView t : session.getTasks()) {
+                if (rc.getTaskId().equals(t.getTaskId())) {
+                    task = t;
+                }
+            }
+        }
+        if (task == null) {
+            task = SessionTaskView.newBuilder().setTaskId(rc.getTaskId()).setRunIds(new ArrayList<>()).setSpace(e.getSpace())
+                    .setProjectId(rc.getProject() == null ? null : rc.getProject().getId()).setFilesChanged(new ArrayList<>()).build();
+            session.getTasks().add(task);
+        }
+        task.getRunIds().add(rc.getRunId());
+        TaskFacts f = rc.getTask();
+        if (f != null) {
+            task.setFacts(TaskFactsView.newBuilder().setTitle(f.getTitle()).setDescription(f.getDescription())
+                    .setLabels(new ArrayList<>(f.getLabels())).setPage(f.getPage()).setInstructions(f.getInstructions())
+                    .setDeliverable(f.getDeliverable()).setMeeting(f.getMeeting()).setParentPage(f.getParentPage())
+                    .setLinkedTaskIds(new ArrayList<>(f.getLinkedTaskIds())).build());
+        }
+    }
+
+    private static SessionTaskView taskOfRun(SessionView s, String runId) {
+        for (SessionTaskView t : s.getTasks()) {
+            if (t.getRunIds().contains(runId)) {
+                return t;
+            }
+        }
+        return null;
     }
 
     private static SessionView newSession(Event e, RunClaimed rc, String continuesSessionId) {
@@ -170,6 +224,7 @@ public final class SessionChainRules {
                 .setCreatedAt(e.getOccurredAt())
                 .setLastActiveAt(e.getOccurredAt())
                 .setRuns(new ArrayList<>())
+                .setTasks(new ArrayList<>())
                 .build();
     }
 
@@ -204,6 +259,15 @@ public final class SessionChainRules {
             Set<String> files = new LinkedHashSet<>(s.getFilesChanged());
             files.addAll(rs.getFilesChanged());
             s.setFilesChanged(new ArrayList<>(files));
+            SessionTaskView task = taskOfRun(s, rs.getRunId());
+            if (task != null) {
+                Set<String> taskFiles = new LinkedHashSet<>(task.getFilesChanged());
+                taskFiles.addAll(rs.getFilesChanged());
+                task.setFilesChanged(new ArrayList<>(taskFiles));
+                if (rs.getReportSummary() != null) {
+                    task.setReport(rs.getReportSummary());
+                }
+            }
         }
         touch(s, e.getOccurredAt());
         save(s, state, emit);

@@ -11,6 +11,8 @@ public final class StoreNames {
     public static final String SESSION_CHAINS = "session-chains";
     /** {@code <account>/<runId>} → RunRef (the run's session). */
     public static final String RUN_INDEX = "run-index";
+    /** {@code <account>/<taskId>} → the ids of the sessions holding a run for the task, one per line. */
+    public static final String TASK_SESSIONS = "task-sessions";
     /** {@code <account>/<awaited runId>} → ParkedEvents. */
     public static final String PARKED_RUNS = "parked-runs";
 }

@@ -72,6 +72,37 @@ class SessionChainRulesTest {
     }
 
     @Nested
+    class TasksOfASession {
+        @Test
+        void eachTaskKeepsItsFactsTheFilesItsRunsChangedAndItsReport() {
+            try (ChainFixture f = new ChainFixture()) {
+                f.given(claimed("job-1", null, "First", 0), done("job-1", "one", List.of("a.ts"), 1),
+                        claimed("job-2", "job-1", "Second", 2), done("job-2", "two", List.of("b.ts"), 3));
+                SessionView s = f.session("job-1");
+                assertThat(s.getTasks()).hasSize(2);
+                assertThat(s.getTasks().get(0).getFacts().getTitle()).isEqualTo("First");
+                assertThat(s.getTasks().get(0).getFilesChanged()).containsExactly("a.ts");
+                assertThat(s.getTasks().get(1).getReport()).isEqualTo("two");
+                assertThat(s.getTasks().get(1).getSpace()).isEqualTo("web:space-1");
+            }
+        }
+
+        @Test
+        void aTaskChangeReachesEverySessionHoldingTheTask() {
+            try (ChainFixture f = new ChainFixture()) {
+                f.given(claimed("job-1", null, "First", 0), done("job-1", "one", List.of(), 1),
+                        ChainFixture.event(dev.ensemble.sessions.events.TaskChanged.newBuilder().setTaskId("task-job-1")
+                                .setStatus(dev.ensemble.sessions.events.TaskStatus.DONE).setPinned(true)
+                                .setCompletedAt(ChainFixture.at(5)).build(), ChainFixture.at(5)));
+                var t = f.session("job-1").getTasks().get(0);
+                assertThat(t.getStatus()).isEqualTo("DONE");
+                assertThat(t.getPinned()).isTrue();
+                assertThat(t.getCompletedAt()).isEqualTo(ChainFixture.at(5));
+            }
+        }
+    }
+
+    @Nested
     class AgentSessionAndFill {
         @Test
         void theAgentSessionIdIsTheNewestEngineEvents() {

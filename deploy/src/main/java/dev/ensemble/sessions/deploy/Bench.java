@@ -1,0 +1,213 @@
+package dev.ensemble.sessions.deploy;
+
+import dev.ensemble.sessions.events.EngineEvent;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.events.RunKind;
+import dev.ensemble.sessions.events.RunStatus;
+import dev.ensemble.sessions.events.RunStatusChanged;
+import dev.ensemble.sessions.events.TaskFacts;
+import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.schema.Topics;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+
+/**
+ * The projector benchmark: replays synthetic runs and engine events through a real broker and the projector
+ * (exactly-once v2 on) and prints the sustained events/s and the end-to-end lag (from an event's append to
+ * the log until its session's view is committed on the view topic), p50/p99/max.
+ *
+ * <p>The synthetic history: {@code accounts} accounts, each run a chain step (claim, working, five engine
+ * events, done: 8 events), chains of up to 5 runs per session, so a session view never holds more than
+ * 5 runs. Events are pre-encoded, so the producer is not the bottleneck.
+ */
+public final class Bench {
+    /**
+     * Settings.
+     *
+     * @param events     how many events to replay
+     * @param accounts   how many accounts they spread over
+     * @param partitions partitions of the event log
+     */
+    public record Settings(int events, int accounts, int partitions) {
+    }
+
+    /** What one run measured. */
+    public record Result(int events, double seconds, double eventsPerSecond, double produceSeconds,
+                         long lagP50Ms, long lagP99Ms, long lagMaxMs, int viewUpdates) {
+    }
+
+    private Bench() {
+    }
+
+    /** Runs the benchmark against {@code bootstrapServers} (a fresh cluster: topics are created). */
+    public static Result run(String bootstrapServers, Path stateDir, Settings s, PrintStream out) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+            TopicAdmin.ensureTopics(admin, s.partitions(), (short) 1);
+        }
+        List<byte[][]> payload = synthesize(s);
+        out.printf("synthesized %,d events over %,d accounts%n", s.events(), s.accounts());
+
+        AtomicBoolean done = new AtomicBoolean();
+        long[] lags = new long[s.events() * 2];
+        AtomicInteger lagCount = new AtomicInteger();
+        Thread lagReader = new Thread(() -> readLags(bootstrapServers, done, lags, lagCount), "bench-lag");
+        lagReader.start();
+
+        try (Projector projector = new Projector(bootstrapServers, stateDir, 1, Map.of())) {
+            projector.start();
+            while (projector.streams().state() != org.apache.kafka.streams.KafkaStreams.State.RUNNING) {
+                Thread.sleep(50);
+            }
+            Map<String, Object> pc = new HashMap<>();
+            pc.put("bootstrap.servers", bootstrapServers);
+            pc.put("acks", "all");
+            pc.put("enable.idempotence", true);
+            pc.put("linger.ms", 5);
+            pc.put("batch.size", 512 * 1024);
+            pc.put("compression.type", "lz4");
+            long start = System.nanoTime();
+            try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pc, new StringSerializer(), new ByteArraySerializer())) {
+                for (byte[][] kv : payload) {
+                    producer.send(new ProducerRecord<>(Topics.EVENTS.name(), null, System.currentTimeMillis(),
+                            new String(kv[0], java.nio.charset.StandardCharsets.UTF_8), kv[1]));
+                }
+                producer.flush();
+            }
+            double produced = (System.nanoTime() - start) / 1e9;
+            out.printf("produced in %.1f s (%,.0f events/s)%n", produced, s.events() / produced);
+            awaitCommitted(bootstrapServers, Duration.ofMinutes(10));
+            double seconds = (System.nanoTime() - start) / 1e9;
+            Thread.sleep(1000);
+            done.set(true);
+            lagReader.join(10_000);
+            int n = lagCount.get();
+            long[] sorted = Arrays.copyOf(lags, n);
+            Arrays.sort(sorted);
+            return new Result(s.events(), seconds, s.events() / seconds, produced,
+                    pct(sorted, 0.50), pct(sorted, 0.99), n == 0 ? 0 : sorted[n - 1], n);
+        }
+    }
+
+    private static long pct(long[] sorted, double p) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
+    }
+
+    /** Waits until the projector's committed offsets reach the end of every event-log partition. */
+    private static void awaitCommitted(String bootstrap, Duration timeout) throws Exception {
+        long until = System.nanoTime() + timeout.toNanos();
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            Map<TopicPartition, OffsetSpec> latest = admin.describeTopics(List.of(Topics.EVENTS.name())).allTopicNames().get()
+                    .get(Topics.EVENTS.name()).partitions().stream()
+                    .collect(Collectors.toMap(p -> new TopicPartition(Topics.EVENTS.name(), p.partition()), p -> OffsetSpec.latest()));
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = admin.listOffsets(latest).all().get();
+            while (System.nanoTime() < until) {
+                Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(Projector.APPLICATION_ID)
+                        .partitionsToOffsetAndMetadata().get();
+                boolean all = true;
+                for (var e : ends.entrySet()) {
+                    OffsetAndMetadata c = committed.get(e.getKey());
+                    if (e.getValue().offset() > 0 && (c == null || c.offset() < e.getValue().offset())) {
+                        all = false;
+                        break;
+                    }
+                }
+                if (all) {
+                    return;
+                }
+                Thread.sleep(20);
+            }
+        }
+        throw new IllegalStateException("the projector did not catch up within " + timeout);
+    }
+
+    private static void readLags(String bootstrap, AtomicBoolean done, long[] lags, AtomicInteger count) {
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of("bootstrap.servers", bootstrap,
+                "group.id", "bench-lag-" + UUID.randomUUID(), "auto.offset.reset", "earliest",
+                "isolation.level", "read_committed", "fetch.min.bytes", 1, "max.poll.records", 5000),
+                new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            c.subscribe(List.of(Topics.SESSIONS_VIEW.name()));
+            while (!done.get()) {
+                long now = System.currentTimeMillis();
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(50))) {
+                    int i = count.getAndIncrement();
+                    if (i < lags.length) {
+                        lags[i] = now - r.timestamp();
+                    }
+                }
+            }
+        }
+    }
+
+    /** Pre-encoded (key, value) pairs in the order they are appended. */
+    static List<byte[][]> synthesize(Settings s) {
+        Random rnd = new Random(42);
+        var serde = Topics.EVENTS.valueSerde().serializer();
+        byte[][][] out = new byte[s.events()][][];
+        int[] runOfAccount = new int[s.accounts()];
+        String[] lastRun = new String[s.accounts()];
+        int[] chain = new int[s.accounts()];
+        Instant t = Instant.parse("2026-11-01T00:00:00Z");
+        int i = 0;
+        while (i < s.events()) {
+            int a = rnd.nextInt(s.accounts());
+            String account = "bench-" + a;
+            String runId = account + "-run-" + runOfAccount[a]++;
+            String parent = chain[a] > 0 && chain[a] < 5 ? lastRun[a] : null;
+            chain[a] = parent == null ? 1 : chain[a] + 1;
+            lastRun[a] = runId;
+            String agentSession = UUID.nameUUIDFromBytes(account.concat(String.valueOf(runOfAccount[a] / 5)).getBytes()).toString();
+            List<Object> payloads = List.of(
+                    RunClaimed.newBuilder().setRunId(runId).setComputerId("pc-" + a).setAgent("claude-code").setKind(RunKind.TASK_RUN)
+                            .setContinueFromJobId(parent).setFolder("/work/p" + a)
+                            .setTask(TaskFacts.newBuilder().setTitle("Task " + runId).build()).build(),
+                    RunStatusChanged.newBuilder().setRunId(runId).setStatus(RunStatus.WORKING).build(),
+                    engine(runId, agentSession, 20_000), engine(runId, agentSession, 40_000), engine(runId, agentSession, 60_000),
+                    engine(runId, agentSession, 80_000), engine(runId, agentSession, 100_000),
+                    RunStatusChanged.newBuilder().setRunId(runId).setStatus(RunStatus.DONE).setReportSummary("done " + runId)
+                            .setFilesChanged(List.of("src/F" + rnd.nextInt(50) + ".java")).build());
+            for (Object p : payloads) {
+                if (i >= s.events()) {
+                    break;
+                }
+                t = t.plusMillis(100);
+                Event e = Event.newBuilder().setEventId(UUID.randomUUID().toString()).setAccount(account).setSpace("local:pc-" + a)
+                        .setOccurredAt(t).setRecordedAt(t).setSource("computer:pc-" + a).setPayload(p).build();
+                out[i++] = new byte[][]{account.getBytes(java.nio.charset.StandardCharsets.UTF_8), serde.serialize(Topics.EVENTS.name(), e)};
+            }
+        }
+        return Arrays.asList(out);
+    }
+
+    private static EngineEvent engine(String runId, String agentSession, long used) {
+        return EngineEvent.newBuilder().setRunId(runId).setAgentSessionId(agentSession).setContextUsed(used).setContextSize(200_000L).build();
+    }
+}

@@ -1,0 +1,50 @@
+package dev.ensemble.sessions.deploy;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code ensemble-sessions bench}: the projector's throughput and lag on a fresh embedded broker. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Replays synthetic runs and engine events through a fresh embedded broker and the projector "
+                + "(exactly-once on) and prints sustained events/s and end-to-end lag.")
+final class BenchCommand implements Callable<Integer> {
+    @Option(names = "--events", defaultValue = "1000000", description = "events to replay (default ${DEFAULT-VALUE})")
+    int events;
+
+    @Option(names = "--accounts", defaultValue = "2000", description = "accounts they spread over (default ${DEFAULT-VALUE})")
+    int accounts;
+
+    @Option(names = "--partitions", defaultValue = "6", description = "partitions of the event log (default ${DEFAULT-VALUE})")
+    int partitions;
+
+    @Override
+    public Integer call() throws Exception {
+        Path dir = Files.createTempDirectory("ensemble-bench");
+        System.out.println("starting a fresh broker in " + dir);
+        try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
+            kafka.waitUntilReady(java.time.Duration.ofSeconds(60));
+            Bench.Result r = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
+                    new Bench.Settings(events, accounts, partitions), System.out);
+            System.out.println();
+            System.out.println("| events | partitions | seconds | sustained events/s | lag p50 ms | lag p99 ms | lag max ms | view updates |");
+            System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
+            System.out.printf("| %,d | %d | %.1f | %,.0f | %d | %d | %d | %,d |%n", r.events(), partitions, r.seconds(),
+                    r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
+        } finally {
+            deleteQuietly(dir);
+        }
+        return 0;
+    }
+
+    static void deleteQuietly(Path dir) {
+        try (var walk = Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (Exception ignored) {
+            // a temp folder left behind is harmless
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package dev.ensemble.sessions.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+
+/**
+ * The local system's data folder (default {@code ~/.ensemble-sessions}, where {@code ~} is {@code $HOME}):
+ * {@code kafka/} (the broker's log), {@code state/} (the services' stores), {@code token} (the local
+ * person's bearer token), {@code tokens.json} (hashes of every token), {@code computer-id},
+ * {@code import-state.json}, and {@code endpoints.json} (where the running system listens).
+ */
+record DataDir(Path root) {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    /** {@code $HOME} (the environment's, which a user may point elsewhere), else Java's user.home. */
+    static Path home() {
+        String h = System.getenv("HOME");
+        return Path.of(h != null && !h.isBlank() ? h : System.getProperty("user.home"));
+    }
+
+    static Path defaultRoot() {
+        return home().resolve(".ensemble-sessions");
+    }
+
+    Path kafka() {
+        return root.resolve("kafka");
+    }
+
+    Path state(String service) {
+        return root.resolve("state").resolve(service);
+    }
+
+    Path token() {
+        return root.resolve("token");
+    }
+
+    Path tokens() {
+        return root.resolve("tokens.json");
+    }
+
+    Path computerId() {
+        return root.resolve("computer-id");
+    }
+
+    Path importState(String name) {
+        return root.resolve(name);
+    }
+
+    Path endpoints() {
+        return root.resolve("endpoints.json");
+    }
+
+    /** Writes a file only its owner can read (where the file system supports it). */
+    static void writePrivate(Path file, String content) {
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            Files.writeString(file, content);
+            try {
+                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+            } catch (UnsupportedOperationException e) {
+                // not a POSIX file system: the folder's own permissions apply
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    /** Records where the running system listens, for {@code import} and other commands. */
+    void writeEndpoints(String http, String bootstrapServers) {
+        writePrivate(endpoints(), JSON.createObjectNode().put("http", http).put("bootstrapServers", bootstrapServers).toPrettyString());
+    }
+
+    /** The running system's endpoints. */
+    JsonNode readEndpoints() {
+        try {
+            return JSON.readTree(endpoints().toFile());
+        } catch (IOException e) {
+            throw new IllegalStateException("no running system found in " + root + " (" + endpoints()
+                    + " is missing or unreadable): start it with 'deploy/ensemble-sessions up'", e);
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package dev.ensemble.sessions.deploy;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code ensemble-sessions} command line: {@code up} runs the whole system on this computer (a real
+ * single-node Kafka broker and every service in one JVM), {@code import} reads agent stores into a running
+ * system, {@code bench} measures the projector.
+ */
+@Command(name = "ensemble-sessions", mixinStandardHelpOptions = true, version = "ensemble-sessions 0.1.0",
+        description = "Records every run of your coding agents as events on Kafka and derives their sessions.",
+        subcommands = {UpCommand.class, ImportCommand.class, BenchCommand.class})
+public final class EnsembleSessions implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+
+    public static void main(String[] args) {
+        int code = new CommandLine(new EnsembleSessions())
+                .setExecutionExceptionHandler((ex, cmd, parsed) -> {
+                    cmd.getErr().println("error: " + ex.getMessage());
+                    org.slf4j.LoggerFactory.getLogger(EnsembleSessions.class).debug("failure", ex);
+                    return 1;
+                })
+                .execute(args);
+        System.exit(code);
+    }
+}

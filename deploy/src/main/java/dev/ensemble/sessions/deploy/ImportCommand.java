@@ -1,0 +1,70 @@
+package dev.ensemble.sessions.deploy;
+
+import dev.ensemble.sessions.agent.ComputerId;
+import dev.ensemble.sessions.agent.ImportConfig;
+import dev.ensemble.sessions.agent.ImportSummary;
+import dev.ensemble.sessions.agent.KafkaEventSink;
+import dev.ensemble.sessions.agent.StoreImporter;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code ensemble-sessions import DIR...}: imports agent stores into the running system (the one {@code up}
+ * started with the same data folder). A folder is recognised as Claude Code's when it is a {@code .claude}
+ * folder or a {@code projects} folder of one, and as Codex's when it is a {@code .codex} folder or a
+ * {@code sessions} folder of one. Importing the same folder again sends only what changed.
+ */
+@Command(name = "import", mixinStandardHelpOptions = true, description = "Import agent stores into a running system.")
+final class ImportCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", paramLabel = "DIR", description = "~/.claude, ~/.claude/projects, ~/.codex or ~/.codex/sessions folders (or copies of them)")
+    List<Path> dirs;
+
+    @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions)")
+    Path dataDir;
+
+    @Option(names = "--account", description = "the account to import for (default: the user name)")
+    String account;
+
+    @Override
+    public Integer call() throws Exception {
+        DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
+        String bootstrap = data.readEndpoints().path("bootstrapServers").asText();
+        List<Path> claude = new ArrayList<>();
+        List<Path> codex = new ArrayList<>();
+        for (Path d : dirs) {
+            Path dir = d.toAbsolutePath().normalize();
+            if (!Files.isDirectory(dir)) {
+                throw new IllegalArgumentException(dir + " is not a folder");
+            }
+            String name = dir.getFileName().toString();
+            if (name.equals(".claude") || Files.isDirectory(dir.resolve("projects")) && !Files.isDirectory(dir.resolve("sessions"))) {
+                claude.add(dir.resolve("projects"));
+            } else if (name.equals("projects")) {
+                claude.add(dir);
+            } else if (name.equals(".codex") || Files.isDirectory(dir.resolve("sessions"))) {
+                codex.add(dir.resolve("sessions"));
+            } else if (name.equals("sessions")) {
+                codex.add(dir);
+            } else {
+                throw new IllegalArgumentException(dir + " is neither a Claude Code folder (.claude or its projects/) nor a Codex one (.codex or its sessions/)");
+            }
+        }
+        String who = account != null ? account : System.getProperty("user.name", "local");
+        ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
+                data.importState("import-state-cli.json"));
+        try (KafkaEventSink sink = new KafkaEventSink(bootstrap)) {
+            ImportSummary summary = new StoreImporter(config, new ImportProgressBar(System.out)).importAll(claude, codex, sink);
+            sink.flush();
+            System.out.println(summary);
+        }
+        return 0;
+    }
+}

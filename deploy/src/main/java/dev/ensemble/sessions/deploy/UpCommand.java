@@ -1,0 +1,154 @@
+package dev.ensemble.sessions.deploy;
+
+import dev.ensemble.sessions.agent.ComputerAgent;
+import dev.ensemble.sessions.agent.ComputerId;
+import dev.ensemble.sessions.agent.ImportConfig;
+import dev.ensemble.sessions.gateway.Gateway;
+import dev.ensemble.sessions.gateway.Principal;
+import dev.ensemble.sessions.gateway.Tokens;
+import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.schema.Topics;
+import org.apache.kafka.clients.admin.Admin;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code ensemble-sessions up}: the embedded default (DESIGN.md §8). Starts a real single-node KRaft broker
+ * on loopback with its data in the data folder (or uses {@code --bootstrap-servers}), creates the topics,
+ * starts the projector, the gateway on {@code http://localhost:<port>} and the computer agent importing the
+ * agent stores found here, and runs until Ctrl-C, then stops everything cleanly. Starting again keeps
+ * everything.
+ */
+@Command(name = "up", mixinStandardHelpOptions = true,
+        description = "Start the whole system on this computer: a Kafka broker, the projector, the HTTP API and the importer.")
+final class UpCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(UpCommand.class);
+
+    @Option(names = "--data-dir", description = "where everything is kept (default ~/.ensemble-sessions)")
+    Path dataDir;
+
+    @Option(names = "--port", defaultValue = "8080", description = "HTTP port (default ${DEFAULT-VALUE})")
+    int port;
+
+    @Option(names = "--kafka-port", defaultValue = "9092", description = "the embedded broker's port; another free one is taken when it is busy (default ${DEFAULT-VALUE})")
+    int kafkaPort;
+
+    @Option(names = "--bootstrap-servers", description = "use this Kafka cluster instead of starting the embedded broker")
+    String bootstrapServers;
+
+    @Option(names = "--replication-factor", defaultValue = "1", description = "of the topics it creates (default ${DEFAULT-VALUE})")
+    short replicationFactor;
+
+    @Option(names = "--claude-dir", description = "Claude Code projects folders to import (default ~/.claude/projects)")
+    List<Path> claudeDirs;
+
+    @Option(names = "--codex-dir", description = "Codex sessions folders to import (default ~/.codex/sessions)")
+    List<Path> codexDirs;
+
+    @Option(names = "--no-import", description = "import no agent store")
+    boolean noImport;
+
+    @Option(names = "--account", description = "the local person's account (default: the user name)")
+    String account;
+
+    @Option(names = "--poll-seconds", defaultValue = "5", description = "how often the importer looks for changed transcripts (default ${DEFAULT-VALUE})")
+    int pollSeconds;
+
+    @Override
+    public Integer call() throws Exception {
+        DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
+        Files.createDirectories(data.root());
+        String who = account != null ? account : System.getProperty("user.name", "local");
+        List<AutoCloseable> running = new ArrayList<>();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            System.out.println("\nstopping…");
+            closeAll(running);
+            stopped.countDown();
+        }, "ensemble-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            String bootstrap = bootstrapServers;
+            if (bootstrap == null) {
+                LocalKafka kafka = LocalKafka.start(data.kafka(), kafkaPort);
+                running.add(kafka);
+                kafka.waitUntilReady(Duration.ofSeconds(60));
+                bootstrap = kafka.bootstrapServers();
+                System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + data.kafka());
+            }
+            try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+                TopicAdmin.ensureTopics(admin, Topics.DEFAULT_PARTITIONS, replicationFactor);
+            }
+            Projector projector = new Projector(bootstrap, data.state("projector"), replicationFactor, Map.of());
+            running.add(projector);
+            projector.start();
+
+            Tokens tokens = Tokens.load(data.tokens());
+            String token = Files.exists(data.token()) ? Files.readString(data.token()).strip() : null;
+            if (token == null || tokens.authenticate(token).isEmpty()) {
+                token = tokens.issue(new Principal(who, "admin", who));
+                DataDir.writePrivate(data.token(), token + "\n");
+            }
+            Gateway gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
+                    replicationFactor, tokens, Clock.systemUTC())).start();
+            running.add(gateway);
+            gateway.awaitReady(Duration.ofSeconds(120));
+            String url = "http://localhost:" + gateway.port();
+            data.writeEndpoints(url, bootstrap);
+
+            if (!noImport) {
+                List<Path> claude = claudeDirs != null ? claudeDirs : List.of(DataDir.home().resolve(".claude/projects"));
+                List<Path> codex = codexDirs != null ? codexDirs : List.of(DataDir.home().resolve(".codex/sessions"));
+                ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
+                        data.importState("import-state.json"));
+                ComputerAgent agent = new ComputerAgent(bootstrap, config, claude, codex, Duration.ofSeconds(pollSeconds),
+                        new ImportProgressBar(System.out));
+                running.add(agent);
+                System.out.println("Importing agent sessions from " + describe(claude) + " and " + describe(codex)
+                        + " (and keeping them up to date)");
+                agent.start();
+            }
+            System.out.println();
+            System.out.println("Ready: " + url + "  (API: " + url + "/api/openapi.yaml)");
+            System.out.println("Your token is in " + data.token() + ". Try:");
+            System.out.println("  curl -H \"Authorization: Bearer $(cat " + data.token() + ")\" " + url + "/api/agent/sessions");
+            System.out.println("Press Ctrl-C to stop; starting again keeps everything.");
+        } catch (Exception e) {
+            LOG.error("could not start: {}", e.getMessage(), e);
+            Runtime.getRuntime().removeShutdownHook(hook);
+            closeAll(running);
+            throw e;
+        }
+        stopped.await();
+        return 0;
+    }
+
+    private static String describe(List<Path> dirs) {
+        return dirs.stream().map(d -> d + (Files.isDirectory(d) ? "" : " (not there yet)")).toList().toString();
+    }
+
+    static void closeAll(List<AutoCloseable> running) {
+        for (int i = running.size() - 1; i >= 0; i--) {
+            AutoCloseable c = running.get(i);
+            try {
+                c.close();
+            } catch (Exception e) {
+                LOG.warn("stopping {} failed: {}", c.getClass().getSimpleName(), e.toString());
+            }
+        }
+        running.clear();
+    }
+}
