@@ -22,9 +22,13 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -40,9 +44,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A real single-node Apache Kafka broker (KRaft, broker and controller in one {@link KafkaRaftServer}) running in
  * this JVM, for the one-command local launcher.
  *
- * <p>Everything lives under {@code dataDir/kafka}: {@code meta.properties}, the {@code __cluster_metadata} log and
- * every partition. The first start formats that folder (new random cluster id, node id 1, the latest production
- * {@code metadata.version}); later starts find {@code meta.properties} and reuse it, so topics and records survive
+ * <p>Everything lives under {@code dataDir/kafka}: the {@code __cluster_metadata} log in {@code metadata/}, the
+ * partitions in {@code logs/} (each with Kafka's {@code meta.properties}), and {@code localkafka.lock}. The first
+ * start formats both folders (new random cluster id, node id 1, the latest production {@code metadata.version});
+ * later starts find {@code metadata/meta.properties} and reuse the storage, so topics and records survive
  * restarts. Clients connect over PLAINTEXT on {@code 127.0.0.1:<port>}; the controller listens on another free
  * loopback port chosen at each start (the quorum is static, so that port may change between restarts).
  *
@@ -55,7 +60,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the JVM: an exit or halt request is logged and refused with a {@link IllegalStateException} thrown in the calling
  * Kafka thread, and the broker is marked as failed ({@link #failure()}).
  *
- * <p>Thread-safe. Not reentrant across JVMs: two processes cannot share one {@code dataDir} (Kafka locks it).
+ * <p>Thread-safe. One data folder serves one broker at a time: {@code localkafka.lock} is held while the broker
+ * runs, so a second start on the same folder, in this or another process, fails before touching the storage.
+ * (Without it, a second combined-mode broker opens the metadata log before Kafka's own directory lock stops it.)
  */
 public final class LocalKafka implements AutoCloseable {
     /** The port the local launcher asks for by default; see {@link #start(Path, int)} for what happens if taken. */
@@ -69,11 +76,13 @@ public final class LocalKafka implements AutoCloseable {
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
     private static final String BROKER_LISTENER = "PLAINTEXT";
     private static final String META_PROPERTIES = "meta.properties";
+    private static final String LOCK_FILE = "localkafka.lock";
 
     /** Open instances; they share the JVM-wide exit guard. */
     private static final List<LocalKafka> OPEN = new CopyOnWriteArrayList<>();
 
     private final Path kafkaDir;
+    private final DataDirLock lock;
     private final int port;
     private final int controllerPort;
     private final String clusterId;
@@ -82,9 +91,10 @@ public final class LocalKafka implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile String failure;
 
-    private LocalKafka(Path kafkaDir, int port, int controllerPort, String clusterId, boolean formatted,
-                       KafkaRaftServer server) {
+    private LocalKafka(Path kafkaDir, DataDirLock lock, int port, int controllerPort, String clusterId,
+                       boolean formatted, KafkaRaftServer server) {
         this.kafkaDir = kafkaDir;
+        this.lock = lock;
         this.port = port;
         this.controllerPort = controllerPort;
         this.clusterId = clusterId;
@@ -105,9 +115,10 @@ public final class LocalKafka implements AutoCloseable {
      * @param port    client port on {@value #HOST}, 1..65535, or 0 for any free port
      * @return the running broker; close it to stop it
      * @throws IllegalArgumentException if {@code port} is out of range
-     * @throws IllegalStateException    if the storage cannot be formatted or read (e.g. it belongs to another node
-     *                                  id), the folder is in use by another broker, or the broker fails to start
-     * @throws UncheckedIOException     if {@code dataDir/kafka} cannot be created
+     * @throws IllegalStateException    if {@code dataDir/kafka} is in use by another {@code LocalKafka} (in this or
+     *                                  another process), the storage cannot be formatted or read (e.g. it belongs
+     *                                  to another node id), or the broker fails to start
+     * @throws UncheckedIOException     if {@code dataDir/kafka} cannot be created or locked
      */
     public static LocalKafka start(Path dataDir, int port) {
         if (port < 0 || port > 65535) {
@@ -119,20 +130,30 @@ public final class LocalKafka implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the Kafka data folder " + kafkaDir, e);
         }
-        int brokerPort = choosePort(port);
-        int controllerPort = freePort(brokerPort);
-        Map<String, String> props = brokerConfig(kafkaDir, brokerPort, controllerPort);
-
-        Path meta = kafkaDir.resolve(META_PROPERTIES);
-        boolean format = !Files.exists(meta);
-        String clusterId = format ? format(kafkaDir) : readExistingClusterId(meta);
+        DataDirLock lock = DataDirLock.acquire(kafkaDir.resolve(LOCK_FILE));
+        boolean format;
+        String clusterId;
+        int brokerPort;
+        int controllerPort;
+        Map<String, String> props;
+        try {
+            Path meta = metadataDir(kafkaDir).resolve(META_PROPERTIES);
+            format = !Files.exists(meta);
+            clusterId = format ? format(kafkaDir) : readExistingClusterId(meta);
+            brokerPort = choosePort(port);
+            controllerPort = freePort(brokerPort);
+            props = brokerConfig(kafkaDir, brokerPort, controllerPort);
+        } catch (RuntimeException e) {
+            lock.close();
+            throw e;
+        }
 
         guardExit();
         KafkaRaftServer server = null;
         LocalKafka kafka = null;
         try {
             server = new KafkaRaftServer(new KafkaConfig(props, false), Time.SYSTEM);
-            kafka = new LocalKafka(kafkaDir, brokerPort, controllerPort, clusterId, format, server);
+            kafka = new LocalKafka(kafkaDir, lock, brokerPort, controllerPort, clusterId, format, server);
             OPEN.add(kafka);
             server.startup();
         } catch (RuntimeException e) {
@@ -143,6 +164,7 @@ public final class LocalKafka implements AutoCloseable {
                 stopQuietly(server);
             }
             unguardExit();
+            lock.close();
             throw new IllegalStateException("could not start the local Kafka broker on " + HOST + ":" + brokerPort
                     + " with data in " + kafkaDir + ": " + e.getMessage(), e);
         }
@@ -171,7 +193,7 @@ public final class LocalKafka implements AutoCloseable {
         return clusterId;
     }
 
-    /** The folder holding {@code meta.properties}, the metadata log and the partitions: {@code dataDir/kafka}. */
+    /** The folder holding everything this broker stores ({@code metadata/}, {@code logs/}): {@code dataDir/kafka}. */
     public Path dataDir() {
         return kafkaDir;
     }
@@ -252,6 +274,7 @@ public final class LocalKafka implements AutoCloseable {
         } finally {
             OPEN.remove(this);
             unguardExit();
+            lock.close();
         }
     }
 
@@ -275,8 +298,9 @@ public final class LocalKafka implements AutoCloseable {
                 Map.entry("inter.broker.listener.name", BROKER_LISTENER),
                 Map.entry("listener.security.protocol.map",
                         BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT"),
-                Map.entry("log.dirs", kafkaDir.toString()),
-                Map.entry("metadata.log.dir", kafkaDir.toString()),
+                // a metadata folder apart from the partitions' folder, so Kafka locks it before the controller starts
+                Map.entry("metadata.log.dir", metadataDir(kafkaDir).toString()),
+                Map.entry("log.dirs", logsDir(kafkaDir).toString()),
                 // one node: internal topics and defaults at replication factor 1, min ISR 1
                 Map.entry("offsets.topic.replication.factor", "1"),
                 Map.entry("offsets.topic.num.partitions", "3"),
@@ -299,6 +323,14 @@ public final class LocalKafka implements AutoCloseable {
 
     // ---------------------------------------------------------------------------------------------- storage
 
+    static Path metadataDir(Path kafkaDir) {
+        return kafkaDir.resolve("metadata");
+    }
+
+    static Path logsDir(Path kafkaDir) {
+        return kafkaDir.resolve("logs");
+    }
+
     /** Formats empty storage in {@code kafkaDir} and returns the new cluster id. */
     private static String format(Path kafkaDir) {
         String clusterId = Uuid.randomUuid().toString();
@@ -313,8 +345,8 @@ public final class LocalKafka implements AutoCloseable {
                     .setUnstableFeatureVersionsEnabled(false)
                     .setControllerListenerName(CONTROLLER_LISTENER)
                     .setHasDynamicQuorum(false)
-                    .setMetadataLogDirectory(kafkaDir.toString())
-                    .setDirectories(List.of(kafkaDir.toString()))
+                    .setMetadataLogDirectory(metadataDir(kafkaDir).toString())
+                    .setDirectories(List.of(metadataDir(kafkaDir).toString(), logsDir(kafkaDir).toString()))
                     .run();
         } catch (Exception e) {
             throw new IllegalStateException("could not format Kafka storage in " + kafkaDir + ": " + e.getMessage(), e);
@@ -342,7 +374,7 @@ public final class LocalKafka implements AutoCloseable {
             throw new IllegalStateException(meta + " belongs to node.id " + nodeId + ", not " + NODE_ID
                     + "; this folder was not created by LocalKafka");
         }
-        log.info("Reusing Kafka storage in {} (cluster id {})", meta.getParent(), clusterId);
+        log.info("Reusing Kafka storage in {} (cluster id {})", meta.getParent().getParent(), clusterId);
         return clusterId;
     }
 
@@ -423,6 +455,60 @@ public final class LocalKafka implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------------------------------------- helpers
+
+    /** An exclusive OS file lock on {@code dataDir/kafka/localkafka.lock}, across processes and within this JVM. */
+    private static final class DataDirLock implements AutoCloseable {
+        private final FileChannel channel;
+        private final FileLock lock;
+
+        private DataDirLock(FileChannel channel, FileLock lock) {
+            this.channel = channel;
+            this.lock = lock;
+        }
+
+        static DataDirLock acquire(Path file) {
+            FileChannel channel;
+            try {
+                channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open the lock file " + file, e);
+            }
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null;
+            } catch (IOException e) {
+                closeQuietly(channel);
+                throw new UncheckedIOException("cannot lock " + file, e);
+            }
+            if (lock == null) {
+                closeQuietly(channel);
+                throw new IllegalStateException("the Kafka data folder " + file.getParent()
+                        + " is in use by another local Kafka broker (in this or another process); stop it first");
+            }
+            return new DataDirLock(channel, lock);
+        }
+
+        @Override
+        public void close() {
+            try {
+                lock.release();
+            } catch (IOException e) {
+                log.warn("Could not release {}: {}", LOCK_FILE, e.toString());
+            } finally {
+                closeQuietly(channel);
+            }
+        }
+
+        private static void closeQuietly(FileChannel channel) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // nothing to do
+            }
+        }
+    }
 
     private static void stopQuietly(KafkaRaftServer server) {
         try {

@@ -36,12 +36,17 @@ class LocalKafkaTest {
     @Test
     void dataSurvivesARestartWithoutReformatting(@TempDir Path dir) throws Exception {
         String clusterId;
+        Path meta = dir.resolve("kafka/metadata/meta.properties");
+        String metaBefore;
         try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
             kafka.waitUntilReady(READY);
             assertThat(kafka.freshlyFormatted()).isTrue();
             assertThat(kafka.dataDir()).isEqualTo(dir.toAbsolutePath().resolve("kafka"));
-            assertThat(dir.resolve("kafka/meta.properties")).exists();
+            assertThat(meta).exists();
+            assertThat(dir.resolve("kafka/logs/meta.properties")).exists();
+            metaBefore = Files.readString(meta);
             clusterId = kafka.clusterId();
+            assertThat(metaBefore).contains("cluster.id=" + clusterId, "node.id=1");
             try (Admin admin = admin(kafka)) {
                 assertThat(admin.describeCluster().clusterId().get()).isEqualTo(clusterId);
                 admin.createTopics(List.of(new NewTopic("events", 1, (short) 1)
@@ -51,12 +56,14 @@ class LocalKafkaTest {
                 producer.send(new ProducerRecord<>("events", "session-1", "hello")).get();
             }
         }
-        assertThat(dir.resolve("kafka/events-0")).isDirectory();
+        assertThat(dir.resolve("kafka/logs/events-0")).isDirectory();
+        assertThat(dir.resolve("kafka/metadata/__cluster_metadata-0")).isDirectory();
 
         try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
             kafka.waitUntilReady(READY);
             assertThat(kafka.freshlyFormatted()).isFalse();
             assertThat(kafka.clusterId()).isEqualTo(clusterId);
+            assertThat(Files.readString(meta)).isEqualTo(metaBefore);
             try (Admin admin = admin(kafka)) {
                 assertThat(admin.describeCluster().clusterId().get()).isEqualTo(clusterId);
             }
@@ -115,11 +122,26 @@ class LocalKafkaTest {
     }
 
     @Test
+    void aSecondBrokerOnTheSameFolderIsRefusedAndTheFirstKeepsRunning(@TempDir Path dir) {
+        try (LocalKafka first = LocalKafka.start(dir, 0)) {
+            first.waitUntilReady(READY);
+            assertThatThrownBy(() -> LocalKafka.start(dir, 0)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is in use by another local Kafka broker");
+            first.waitUntilReady(READY);
+            assertThat(first.failure()).isEmpty();
+        }
+        // the lock is released on close
+        try (LocalKafka again = LocalKafka.start(dir, 0)) {
+            again.waitUntilReady(READY);
+        }
+    }
+
+    @Test
     void rejectsABadPortAndForeignStorage(@TempDir Path dir) throws Exception {
         assertThatThrownBy(() -> LocalKafka.start(dir, -1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> LocalKafka.start(dir, 70_000)).isInstanceOf(IllegalArgumentException.class);
-        Files.createDirectories(dir.resolve("kafka"));
-        Files.writeString(dir.resolve("kafka/meta.properties"), "version=1\nnode.id=7\ncluster.id=abc\n");
+        Files.createDirectories(dir.resolve("kafka/metadata"));
+        Files.writeString(dir.resolve("kafka/metadata/meta.properties"), "version=1\nnode.id=7\ncluster.id=abc\n");
         assertThatThrownBy(() -> LocalKafka.start(dir, 0)).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("node.id 7");
     }
