@@ -33,6 +33,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -62,7 +63,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Thread-safe. One data folder serves one broker at a time: {@code localkafka.lock} is held while the broker
  * runs, so a second start on the same folder, in this or another process, fails before touching the storage.
- * (Without it, a second combined-mode broker opens the metadata log before Kafka's own directory lock stops it.)
+ * (Kafka's own {@code .lock} files in {@code metadata/} and {@code logs/} are a second line against other Kafka
+ * processes; with the metadata log inside {@code logs/}, a second combined-mode broker would open and corrupt it
+ * before Kafka's lock on that folder stopped it.)
  */
 public final class LocalKafka implements AutoCloseable {
     /** The port the local launcher asks for by default; see {@link #start(Path, int)} for what happens if taken. */
@@ -203,9 +206,13 @@ public final class LocalKafka implements AutoCloseable {
         return formatted;
     }
 
-    /** Why Kafka tried to exit or halt the JVM while this broker was open, if it did; the broker is then unusable. */
-    public java.util.Optional<String> failure() {
-        return java.util.Optional.ofNullable(failure);
+    /**
+     * Why Kafka tried to exit or halt the JVM while this broker was open, if it did (Kafka does so on fatal faults,
+     * e.g. a corrupt metadata log or a failed log directory); the broker should then be treated as unusable. The
+     * exit procedures are JVM-wide, so a refused exit marks every open {@code LocalKafka}.
+     */
+    public Optional<String> failure() {
+        return Optional.ofNullable(failure);
     }
 
     /**
