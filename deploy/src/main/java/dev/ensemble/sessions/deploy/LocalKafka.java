@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -40,6 +41,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntUnaryOperator;
 
 /**
  * A real single-node Apache Kafka broker (KRaft, broker and controller in one {@link KafkaRaftServer}) running in
@@ -80,6 +82,7 @@ public final class LocalKafka implements AutoCloseable {
     private static final String BROKER_LISTENER = "PLAINTEXT";
     private static final String META_PROPERTIES = "meta.properties";
     private static final String LOCK_FILE = "localkafka.lock";
+    private static final int START_ATTEMPTS = 3;
 
     /** Open instances; they share the JVM-wide exit guard. */
     private static final List<LocalKafka> OPEN = new CopyOnWriteArrayList<>();
@@ -111,8 +114,8 @@ public final class LocalKafka implements AutoCloseable {
      * <p>Returns once the broker and controller have started; call {@link #waitUntilReady(Duration)} before
      * relying on it. If {@code port} is taken on {@value #HOST}, the broker falls back to a free port and logs a
      * warning that names both ports; read the one in use from {@link #port()} or {@link #bootstrapServers()}.
-     * Choosing a free port and binding it are not atomic, so a port grabbed by another process in between makes
-     * the start fail.
+     * Choosing a free port and binding it are not atomic; if another process grabs a chosen port in between, the
+     * start is retried on other free ports (three attempts in all).
      *
      * @param dataDir the launcher's data folder; created if missing
      * @param port    client port on {@value #HOST}, 1..65535, or 0 for any free port
@@ -124,6 +127,11 @@ public final class LocalKafka implements AutoCloseable {
      * @throws UncheckedIOException     if {@code dataDir/kafka} cannot be created or locked
      */
     public static LocalKafka start(Path dataDir, int port) {
+        return start(dataDir, port, LocalKafka::choosePort);
+    }
+
+    /** {@link #start(Path, int)} with the broker-port choice replaceable, so tests can provoke a bind race. */
+    static LocalKafka start(Path dataDir, int port, IntUnaryOperator portChooser) {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0 (any free port) or 1..65535, got " + port);
         }
@@ -134,31 +142,49 @@ public final class LocalKafka implements AutoCloseable {
             throw new UncheckedIOException("cannot create the Kafka data folder " + kafkaDir, e);
         }
         DataDirLock lock = DataDirLock.acquire(kafkaDir.resolve(LOCK_FILE));
-        boolean format;
-        String clusterId;
-        int brokerPort;
-        int controllerPort;
-        Map<String, String> props;
         try {
             Path meta = metadataDir(kafkaDir).resolve(META_PROPERTIES);
-            format = !Files.exists(meta);
-            clusterId = format ? format(kafkaDir) : readExistingClusterId(meta);
-            brokerPort = choosePort(port);
-            controllerPort = freePort(brokerPort);
-            props = brokerConfig(kafkaDir, brokerPort, controllerPort);
+            boolean format = !Files.exists(meta);
+            String clusterId = format ? format(kafkaDir) : readExistingClusterId(meta);
+            for (int attempt = 1; ; attempt++) {
+                int brokerPort = portChooser.applyAsInt(port);
+                int controllerPort = freePort(brokerPort);
+                try {
+                    LocalKafka kafka = launch(kafkaDir, lock, brokerPort, controllerPort, clusterId, format);
+                    log.info("Local Kafka broker started on {} (cluster id {}, data in {}, {})",
+                            kafka.bootstrapServers(), clusterId, kafkaDir, format ? "freshly formatted" : "existing data");
+                    return kafka;
+                } catch (RuntimeException e) {
+                    String why = rootCause(e);
+                    boolean portTaken = hasCause(e, BindException.class);
+                    if (!portTaken || attempt == START_ATTEMPTS) {
+                        throw new IllegalStateException("could not start the local Kafka broker on " + HOST + ":"
+                                + brokerPort + " (controller port " + controllerPort + ") with data in " + kafkaDir
+                                + ": " + why, e);
+                    }
+                    log.warn("Port {} or {} on {} was taken while the local Kafka broker started ({}); retrying on "
+                            + "other ports", brokerPort, controllerPort, HOST, why);
+                }
+            }
         } catch (RuntimeException e) {
             lock.close();
             throw e;
         }
+    }
 
+    /** Starts a broker on formatted storage; on failure, stops what was started and rethrows. */
+    private static LocalKafka launch(Path kafkaDir, DataDirLock lock, int brokerPort, int controllerPort,
+                                     String clusterId, boolean formatted) {
         guardExit();
         KafkaRaftServer server = null;
         LocalKafka kafka = null;
         try {
-            server = new KafkaRaftServer(new KafkaConfig(props, false), Time.SYSTEM);
-            kafka = new LocalKafka(kafkaDir, lock, brokerPort, controllerPort, clusterId, format, server);
+            server = new KafkaRaftServer(new KafkaConfig(brokerConfig(kafkaDir, brokerPort, controllerPort), false),
+                    Time.SYSTEM);
+            kafka = new LocalKafka(kafkaDir, lock, brokerPort, controllerPort, clusterId, formatted, server);
             OPEN.add(kafka);
             server.startup();
+            return kafka;
         } catch (RuntimeException e) {
             if (kafka != null) {
                 OPEN.remove(kafka);
@@ -167,13 +193,8 @@ public final class LocalKafka implements AutoCloseable {
                 stopQuietly(server);
             }
             unguardExit();
-            lock.close();
-            throw new IllegalStateException("could not start the local Kafka broker on " + HOST + ":" + brokerPort
-                    + " with data in " + kafkaDir + ": " + e.getMessage(), e);
+            throw e;
         }
-        log.info("Local Kafka broker started on {} (cluster id {}, data in {}, {})", kafka.bootstrapServers(),
-                clusterId, kafkaDir, format ? "freshly formatted" : "existing data");
-        return kafka;
     }
 
     /** The broker's client address, {@code 127.0.0.1:<port>}, for {@code bootstrap.servers}. */
@@ -388,7 +409,7 @@ public final class LocalKafka implements AutoCloseable {
     // ---------------------------------------------------------------------------------------------- ports
 
     /** The requested port if it is free on {@value #HOST}, else (or for 0) a free one. */
-    private static int choosePort(int requested) {
+    static int choosePort(int requested) {
         if (requested == 0) {
             return freePort(-1);
         }
@@ -524,6 +545,23 @@ public final class LocalKafka implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("Error while stopping a Kafka broker that failed to start: {}", e.toString());
         }
+    }
+
+    private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rootCause(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (caused by " + t + ")";
     }
 
     private static void sleep(long ms) {

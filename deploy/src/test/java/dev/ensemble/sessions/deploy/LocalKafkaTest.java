@@ -122,6 +122,22 @@ class LocalKafkaTest {
     }
 
     @Test
+    void aPortTakenBetweenChoosingAndBindingIsRetriedOnAnother(@TempDir Path dir) throws Exception {
+        try (ServerSocket taken = new ServerSocket()) {
+            taken.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+            // the first choice is a port that is already bound, as if another process took it in between
+            try (LocalKafka kafka = LocalKafka.start(dir, 0,
+                    requested -> calls.getAndIncrement() == 0 ? taken.getLocalPort() : LocalKafka.choosePort(requested))) {
+                assertThat(calls).hasValue(2);
+                assertThat(kafka.port()).isNotEqualTo(taken.getLocalPort());
+                kafka.waitUntilReady(READY);
+                assertThat(kafka.failure()).isEmpty();
+            }
+        }
+    }
+
+    @Test
     void aSecondBrokerOnTheSameFolderIsRefusedAndTheFirstKeepsRunning(@TempDir Path dir) {
         try (LocalKafka first = LocalKafka.start(dir, 0)) {
             first.waitUntilReady(READY);
