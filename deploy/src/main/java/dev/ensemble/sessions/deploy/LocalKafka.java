@@ -1,0 +1,575 @@
+package dev.ensemble.sessions.deploy;
+
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Exit;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntUnaryOperator;
+
+/**
+ * A real single-node Apache Kafka broker (KRaft, broker and controller in one {@link KafkaRaftServer}) running in
+ * this JVM, for the one-command local launcher.
+ *
+ * <p>Everything lives under {@code dataDir/kafka}: the {@code __cluster_metadata} log in {@code metadata/}, the
+ * partitions in {@code logs/} (each with Kafka's {@code meta.properties}), and {@code localkafka.lock}. The first
+ * start formats both folders (new random cluster id, node id 1, the latest production {@code metadata.version});
+ * later starts find {@code metadata/meta.properties} and reuse the storage, so topics and records survive
+ * restarts. Clients connect over PLAINTEXT on {@code 127.0.0.1:<port>}; the controller listens on another free
+ * loopback port chosen at each start (the quorum is static, so that port may change between restarts).
+ *
+ * <p>The broker is tuned for one node: the offsets, transaction-state and share-state topics have replication
+ * factor 1 and min ISR 1 (so exactly-once producers and Streams work), new topics default to replication factor 1,
+ * topics are never auto-created, and the first consumer-group rebalance is not delayed. Broker-wide retention is
+ * Kafka's default; topics that must be kept forever set {@code retention.ms=-1} themselves.
+ *
+ * <p>While any {@code LocalKafka} is open, Kafka's {@link Exit} procedures are replaced so that Kafka cannot end
+ * the JVM: an exit or halt request is logged and refused with a {@link IllegalStateException} thrown in the calling
+ * Kafka thread, and the broker is marked as failed ({@link #failure()}).
+ *
+ * <p>Thread-safe. One data folder serves one broker at a time: {@code localkafka.lock} is held while the broker
+ * runs, so a second start on the same folder, in this or another process, fails before touching the storage.
+ * (Kafka's own {@code .lock} files in {@code metadata/} and {@code logs/} are a second line against other Kafka
+ * processes; with the metadata log inside {@code logs/}, a second combined-mode broker would open and corrupt it
+ * before Kafka's lock on that folder stopped it.)
+ */
+public final class LocalKafka implements AutoCloseable {
+    /** The port the local launcher asks for by default; see {@link #start(Path, int)} for what happens if taken. */
+    public static final int DEFAULT_PORT = 9092;
+    /** The broker's (and the only controller's) node id. */
+    public static final int NODE_ID = 1;
+    /** Loopback address every listener binds and advertises. */
+    public static final String HOST = "127.0.0.1";
+
+    private static final Logger log = LoggerFactory.getLogger(LocalKafka.class);
+    private static final String CONTROLLER_LISTENER = "CONTROLLER";
+    private static final String BROKER_LISTENER = "PLAINTEXT";
+    private static final String META_PROPERTIES = "meta.properties";
+    private static final String LOCK_FILE = "localkafka.lock";
+    private static final int START_ATTEMPTS = 3;
+
+    /** Open instances; they share the JVM-wide exit guard. */
+    private static final List<LocalKafka> OPEN = new CopyOnWriteArrayList<>();
+
+    private final Path kafkaDir;
+    private final DataDirLock lock;
+    private final int port;
+    private final int controllerPort;
+    private final String clusterId;
+    private final boolean formatted;
+    private final KafkaRaftServer server;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile String failure;
+
+    private LocalKafka(Path kafkaDir, DataDirLock lock, int port, int controllerPort, String clusterId,
+                       boolean formatted, KafkaRaftServer server) {
+        this.kafkaDir = kafkaDir;
+        this.lock = lock;
+        this.port = port;
+        this.controllerPort = controllerPort;
+        this.clusterId = clusterId;
+        this.formatted = formatted;
+        this.server = server;
+    }
+
+    /**
+     * Starts the broker with its data under {@code dataDir/kafka}, formatting that folder on first use.
+     *
+     * <p>Returns once the broker and controller have started; call {@link #waitUntilReady(Duration)} before
+     * relying on it. If {@code port} is taken on {@value #HOST}, the broker falls back to a free port and logs a
+     * warning that names both ports; read the one in use from {@link #port()} or {@link #bootstrapServers()}.
+     * Choosing a free port and binding it are not atomic; if another process grabs a chosen port in between, the
+     * start is retried on other free ports (three attempts in all).
+     *
+     * @param dataDir the launcher's data folder; created if missing
+     * @param port    client port on {@value #HOST}, 1..65535, or 0 for any free port
+     * @return the running broker; close it to stop it
+     * @throws IllegalArgumentException if {@code port} is out of range
+     * @throws IllegalStateException    if {@code dataDir/kafka} is in use by another {@code LocalKafka} (in this or
+     *                                  another process), the storage cannot be formatted or read (e.g. it belongs
+     *                                  to another node id), or the broker fails to start
+     * @throws UncheckedIOException     if {@code dataDir/kafka} cannot be created or locked
+     */
+    public static LocalKafka start(Path dataDir, int port) {
+        return start(dataDir, port, LocalKafka::choosePort);
+    }
+
+    /** {@link #start(Path, int)} with the broker-port choice replaceable, so tests can provoke a bind race. */
+    static LocalKafka start(Path dataDir, int port, IntUnaryOperator portChooser) {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be 0 (any free port) or 1..65535, got " + port);
+        }
+        Path kafkaDir = dataDir.toAbsolutePath().resolve("kafka");
+        try {
+            Files.createDirectories(kafkaDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the Kafka data folder " + kafkaDir, e);
+        }
+        DataDirLock lock = DataDirLock.acquire(kafkaDir.resolve(LOCK_FILE));
+        try {
+            Path meta = metadataDir(kafkaDir).resolve(META_PROPERTIES);
+            boolean format = !Files.exists(meta);
+            String clusterId = format ? format(kafkaDir) : readExistingClusterId(meta);
+            for (int attempt = 1; ; attempt++) {
+                int brokerPort = portChooser.applyAsInt(port);
+                int controllerPort = freePort(brokerPort);
+                try {
+                    LocalKafka kafka = launch(kafkaDir, lock, brokerPort, controllerPort, clusterId, format);
+                    log.info("Local Kafka broker started on {} (cluster id {}, data in {}, {})",
+                            kafka.bootstrapServers(), clusterId, kafkaDir, format ? "freshly formatted" : "existing data");
+                    return kafka;
+                } catch (RuntimeException e) {
+                    String why = rootCause(e);
+                    boolean portTaken = hasCause(e, BindException.class);
+                    if (!portTaken || attempt == START_ATTEMPTS) {
+                        throw new IllegalStateException("could not start the local Kafka broker on " + HOST + ":"
+                                + brokerPort + " (controller port " + controllerPort + ") with data in " + kafkaDir
+                                + ": " + why, e);
+                    }
+                    log.warn("Port {} or {} on {} was taken while the local Kafka broker started ({}); retrying on "
+                            + "other ports", brokerPort, controllerPort, HOST, why);
+                }
+            }
+        } catch (RuntimeException e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    /** Starts a broker on formatted storage; on failure, stops what was started and rethrows. */
+    private static LocalKafka launch(Path kafkaDir, DataDirLock lock, int brokerPort, int controllerPort,
+                                     String clusterId, boolean formatted) {
+        guardExit();
+        KafkaRaftServer server = null;
+        LocalKafka kafka = null;
+        try {
+            server = new KafkaRaftServer(new KafkaConfig(brokerConfig(kafkaDir, brokerPort, controllerPort), false),
+                    Time.SYSTEM);
+            kafka = new LocalKafka(kafkaDir, lock, brokerPort, controllerPort, clusterId, formatted, server);
+            OPEN.add(kafka);
+            server.startup();
+            return kafka;
+        } catch (RuntimeException e) {
+            if (kafka != null) {
+                OPEN.remove(kafka);
+            }
+            if (server != null) {
+                stopQuietly(server);
+            }
+            unguardExit();
+            throw e;
+        }
+    }
+
+    /** The broker's client address, {@code 127.0.0.1:<port>}, for {@code bootstrap.servers}. */
+    public String bootstrapServers() {
+        return HOST + ":" + port;
+    }
+
+    /** The client port actually in use (never 0; may differ from the requested one, see {@link #start}). */
+    public int port() {
+        return port;
+    }
+
+    /** The controller's loopback port for this run (chosen freshly at each start). */
+    public int controllerPort() {
+        return controllerPort;
+    }
+
+    /** The cluster id stored in {@code meta.properties}; stays the same across restarts on one data folder. */
+    public String clusterId() {
+        return clusterId;
+    }
+
+    /** The folder holding everything this broker stores ({@code metadata/}, {@code logs/}): {@code dataDir/kafka}. */
+    public Path dataDir() {
+        return kafkaDir;
+    }
+
+    /** True if this start formatted empty storage; false if it reused storage formatted earlier. */
+    public boolean freshlyFormatted() {
+        return formatted;
+    }
+
+    /**
+     * Why Kafka tried to exit or halt the JVM while this broker was open, if it did (Kafka does so on fatal faults,
+     * e.g. a corrupt metadata log or a failed log directory); the broker should then be treated as unusable. The
+     * exit procedures are JVM-wide, so a refused exit marks every open {@code LocalKafka}.
+     */
+    public Optional<String> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    /**
+     * Blocks until an Admin client's {@code describeCluster} lists this broker, retrying until the timeout.
+     *
+     * @param timeout how long to wait in total; positive
+     * @throws IllegalStateException if the broker is closed or has failed ({@link #failure()}), or it is not
+     *                               ready within {@code timeout}
+     */
+    public void waitUntilReady(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Exception last = null;
+        int requestMs = (int) Math.max(500, Math.min(5_000, timeout.toMillis()));
+        Map<String, Object> config = Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, requestMs,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, requestMs,
+                AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, 100);
+        try (Admin admin = Admin.create(config)) {
+            while (true) {
+                if (closed.get()) {
+                    throw new IllegalStateException("the local Kafka broker is closed");
+                }
+                if (failure != null) {
+                    throw new IllegalStateException("the local Kafka broker failed: " + failure);
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new IllegalStateException("the local Kafka broker on " + bootstrapServers()
+                            + " was not ready within " + timeout + (last == null ? "" : ": " + last), last);
+                }
+                try {
+                    DescribeClusterResult cluster = admin.describeCluster();
+                    Collection<Node> nodes = cluster.nodes().get(left, TimeUnit.NANOSECONDS);
+                    if (nodes.stream().anyMatch(n -> n.id() == NODE_ID)) {
+                        return;
+                    }
+                    last = new IllegalStateException("describeCluster listed no broker yet");
+                } catch (ExecutionException e) {
+                    last = e.getCause() instanceof Exception c ? c : e;
+                } catch (TimeoutException e) {
+                    last = e;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for the local Kafka broker", e);
+                }
+                sleep(100);
+            }
+        }
+    }
+
+    /**
+     * Shuts the broker and controller down (controlled shutdown, logs flushed and closed) and waits until they
+     * have stopped. Idempotent. Once the last open {@code LocalKafka} is closed, Kafka's exit procedures are
+     * restored.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            server.shutdown();
+            server.awaitShutdown();
+            log.info("Local Kafka broker on {} stopped", bootstrapServers());
+        } finally {
+            OPEN.remove(this);
+            unguardExit();
+            lock.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LocalKafka[" + bootstrapServers() + ", " + kafkaDir + "]";
+    }
+
+    // ---------------------------------------------------------------------------------------------- config
+
+    static Map<String, String> brokerConfig(Path kafkaDir, int port, int controllerPort) {
+        return Map.ofEntries(
+                Map.entry("process.roles", "broker,controller"),
+                Map.entry("node.id", Integer.toString(NODE_ID)),
+                // static quorum: the controller's address comes from config, so its port may change per start
+                Map.entry("controller.quorum.voters", NODE_ID + "@" + HOST + ":" + controllerPort),
+                Map.entry("controller.listener.names", CONTROLLER_LISTENER),
+                Map.entry("listeners", BROKER_LISTENER + "://" + HOST + ":" + port + ","
+                        + CONTROLLER_LISTENER + "://" + HOST + ":" + controllerPort),
+                Map.entry("advertised.listeners", BROKER_LISTENER + "://" + HOST + ":" + port),
+                Map.entry("inter.broker.listener.name", BROKER_LISTENER),
+                Map.entry("listener.security.protocol.map",
+                        BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT"),
+                // a metadata folder apart from the partitions' folder, so Kafka locks it before the controller starts
+                Map.entry("metadata.log.dir", metadataDir(kafkaDir).toString()),
+                Map.entry("log.dirs", logsDir(kafkaDir).toString()),
+                // one node: internal topics and defaults at replication factor 1, min ISR 1
+                Map.entry("offsets.topic.replication.factor", "1"),
+                Map.entry("offsets.topic.num.partitions", "3"),
+                Map.entry("transaction.state.log.replication.factor", "1"),
+                Map.entry("transaction.state.log.min.isr", "1"),
+                Map.entry("transaction.state.log.num.partitions", "3"),
+                Map.entry("share.coordinator.state.topic.replication.factor", "1"),
+                Map.entry("share.coordinator.state.topic.min.isr", "1"),
+                Map.entry("share.coordinator.state.topic.num.partitions", "3"),
+                Map.entry("default.replication.factor", "1"),
+                Map.entry("min.insync.replicas", "1"),
+                Map.entry("num.partitions", "1"),
+                Map.entry("auto.create.topics.enable", "false"),
+                Map.entry("group.initial.rebalance.delay.ms", "0"),
+                Map.entry("group.streams.initial.rebalance.delay.ms", "0"),
+                // a laptop, not a server: smaller segments and a smaller compaction buffer (default 128 MiB heap)
+                Map.entry("log.segment.bytes", Integer.toString(64 * 1024 * 1024)),
+                Map.entry("log.cleaner.dedupe.buffer.size", Integer.toString(16 * 1024 * 1024)));
+    }
+
+    // ---------------------------------------------------------------------------------------------- storage
+
+    static Path metadataDir(Path kafkaDir) {
+        return kafkaDir.resolve("metadata");
+    }
+
+    static Path logsDir(Path kafkaDir) {
+        return kafkaDir.resolve("logs");
+    }
+
+    /** Formats empty storage in {@code kafkaDir} and returns the new cluster id. */
+    private static String format(Path kafkaDir) {
+        String clusterId = Uuid.randomUuid().toString();
+        MetadataVersion version = MetadataVersion.latestProduction();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8)) {
+            new Formatter()
+                    .setPrintStream(print)
+                    .setNodeId(NODE_ID)
+                    .setClusterId(clusterId)
+                    .setReleaseVersion(version)
+                    .setUnstableFeatureVersionsEnabled(false)
+                    .setControllerListenerName(CONTROLLER_LISTENER)
+                    .setHasDynamicQuorum(false)
+                    .setMetadataLogDirectory(metadataDir(kafkaDir).toString())
+                    .setDirectories(List.of(metadataDir(kafkaDir).toString(), logsDir(kafkaDir).toString()))
+                    .run();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not format Kafka storage in " + kafkaDir + ": " + e.getMessage(), e);
+        }
+        log.debug("Kafka storage formatter said: {}", out.toString(StandardCharsets.UTF_8).trim());
+        log.info("Formatted new Kafka storage in {} (cluster id {}, metadata.version {})", kafkaDir, clusterId,
+                version.version());
+        return clusterId;
+    }
+
+    /** Reads {@code cluster.id} from an existing {@code meta.properties}, checking it belongs to node 1. */
+    private static String readExistingClusterId(Path meta) {
+        Properties p = new Properties();
+        try (InputStream in = Files.newInputStream(meta)) {
+            p.load(in);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + meta + ": " + e.getMessage(), e);
+        }
+        String clusterId = p.getProperty("cluster.id");
+        String nodeId = p.getProperty("node.id");
+        if (clusterId == null || clusterId.isBlank()) {
+            throw new IllegalStateException(meta + " has no cluster.id; move the folder away to start afresh");
+        }
+        if (!Integer.toString(NODE_ID).equals(nodeId)) {
+            throw new IllegalStateException(meta + " belongs to node.id " + nodeId + ", not " + NODE_ID
+                    + "; this folder was not created by LocalKafka");
+        }
+        log.info("Reusing Kafka storage in {} (cluster id {})", meta.getParent().getParent(), clusterId);
+        return clusterId;
+    }
+
+    // ---------------------------------------------------------------------------------------------- ports
+
+    /** The requested port if it is free on {@value #HOST}, else (or for 0) a free one. */
+    static int choosePort(int requested) {
+        if (requested == 0) {
+            return freePort(-1);
+        }
+        if (isFree(requested)) {
+            return requested;
+        }
+        int fallback = freePort(-1);
+        log.warn("Port {} on {} is taken; the local Kafka broker uses free port {} instead", requested, HOST,
+                fallback);
+        return fallback;
+    }
+
+    private static boolean isFree(int port) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.bind(new InetSocketAddress(InetAddress.getByName(HOST), port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** A port the OS reports free on {@value #HOST}, other than {@code not}. */
+    private static int freePort(int not) {
+        for (int attempt = 0; attempt < 10; attempt++) {
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress(InetAddress.getByName(HOST), 0));
+                int port = socket.getLocalPort();
+                if (port != not) {
+                    return port;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot find a free port on " + HOST, e);
+            }
+        }
+        throw new IllegalStateException("cannot find a free port on " + HOST);
+    }
+
+    // ---------------------------------------------------------------------------------------------- exit guard
+
+    private static final Object EXIT_LOCK = new Object();
+    private static int exitGuards;
+
+    private static void guardExit() {
+        synchronized (EXIT_LOCK) {
+            if (exitGuards++ == 0) {
+                Exit.setExitProcedure((code, message) -> refuseExit("exit", code, message));
+                Exit.setHaltProcedure((code, message) -> refuseExit("halt", code, message));
+            }
+        }
+    }
+
+    private static void unguardExit() {
+        synchronized (EXIT_LOCK) {
+            if (--exitGuards == 0) {
+                Exit.resetExitProcedure();
+                Exit.resetHaltProcedure();
+            }
+        }
+    }
+
+    private static void refuseExit(String kind, int code, String message) {
+        String what = "Kafka tried to " + kind + " the JVM with status " + code
+                + (message == null ? "" : " (" + message + ")");
+        log.error("{}; refused. The local Kafka broker is probably unusable now; restart the launcher.", what);
+        for (LocalKafka kafka : OPEN) {
+            if (kafka.failure == null) {
+                kafka.failure = what;
+            }
+        }
+        throw new IllegalStateException(what + "; refused by LocalKafka");
+    }
+
+    // ---------------------------------------------------------------------------------------------- helpers
+
+    /** An exclusive OS file lock on {@code dataDir/kafka/localkafka.lock}, across processes and within this JVM. */
+    private static final class DataDirLock implements AutoCloseable {
+        private final FileChannel channel;
+        private final FileLock lock;
+
+        private DataDirLock(FileChannel channel, FileLock lock) {
+            this.channel = channel;
+            this.lock = lock;
+        }
+
+        static DataDirLock acquire(Path file) {
+            FileChannel channel;
+            try {
+                channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open the lock file " + file, e);
+            }
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null;
+            } catch (IOException e) {
+                closeQuietly(channel);
+                throw new UncheckedIOException("cannot lock " + file, e);
+            }
+            if (lock == null) {
+                closeQuietly(channel);
+                throw new IllegalStateException("the Kafka data folder " + file.getParent()
+                        + " is in use by another local Kafka broker (in this or another process); stop it first");
+            }
+            return new DataDirLock(channel, lock);
+        }
+
+        @Override
+        public void close() {
+            try {
+                lock.release();
+            } catch (IOException e) {
+                log.warn("Could not release {}: {}", LOCK_FILE, e.toString());
+            } finally {
+                closeQuietly(channel);
+            }
+        }
+
+        private static void closeQuietly(FileChannel channel) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // nothing to do
+            }
+        }
+    }
+
+    private static void stopQuietly(KafkaRaftServer server) {
+        try {
+            server.shutdown();
+            server.awaitShutdown();
+        } catch (RuntimeException e) {
+            log.warn("Error while stopping a Kafka broker that failed to start: {}", e.toString());
+        }
+    }
+
+    private static boolean hasCause(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String rootCause(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (caused by " + t + ")";
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the local Kafka broker", e);
+        }
+    }
+}
