@@ -127,6 +127,19 @@ final class ImportState {
         public List<String> leafUuids = new ArrayList<>();
         /** The newest run's turn; null before the first prompt. */
         public Turn turn;
+        /** Claude Code: a slash command line not yet known to be a prompt (it is once the agent replies to it). */
+        public Command command;
+    }
+
+    /** A slash command waiting for the agent's reply. */
+    @JsonIgnoreProperties(ignoreUnknown = true)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    static final class Command {
+        public String key;
+        public long at;
+        /** {@code /name args}. */
+        public String text;
+        public String cwd;
     }
 
     /** The turn of the newest run. */

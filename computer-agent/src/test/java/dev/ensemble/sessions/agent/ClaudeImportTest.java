@@ -30,6 +30,7 @@ class ClaudeImportTest {
     static final String E = "eeeeeeee-1111-4111-8111-000000000005"; // no usage, cwd /home/ana/my/app
     static final String F = "ffffffff-1111-4111-8111-000000000006"; // 1M window
     static final String G = "99999999-1111-4111-8111-000000000007"; // a malformed line
+    static final String H = "12345678-1111-4111-8111-000000000008"; // slash commands
 
     @TempDir
     Path tmp;
@@ -86,6 +87,20 @@ class ClaudeImportTest {
                 .allSatisfy(t -> assertThat(t).doesNotContain("Caveat", "command", "interrupted", "continued"))
                 .hasSize(2)
                 .last().isEqualTo("Now add a test for it");
+    }
+
+    @Test
+    void aSlashCommandTheAgentAnswersIsAPromptButALocalCommandIsNot() {
+        Imported got = importOnce();
+
+        // "/review the auth module" is followed by its expanded text (meta) and a reply; "/model" only by its output
+        assertThat(got.claims(H)).extracting(RunClaimed::getRunId)
+                .containsExactly("claude-code:" + H, "claude-code:" + H + ":h-p2");
+        assertThat(got.claims(H).get(0).getTask().getTitle()).isEqualTo("/review the auth module");
+        assertThat(got.eventOf(got.claims(H).get(0)).getOccurredAt()).isEqualTo(Instant.parse("2026-02-08T10:00:00Z"));
+        assertThat(got.claims(H).get(1).getModel()).isEqualTo("claude-opus-4-1-20250805");
+        // the local command after the first turn's end_turn does not reopen it
+        assertThat(got.done("claude-code:" + H).getDurationMs()).isEqualTo(9_000L);
     }
 
     @Test
@@ -177,7 +192,7 @@ class ClaudeImportTest {
         // the sub-agents share B's session id; had they been sessions, B would have more than one first run
         assertThat(got.claims()).filteredOn(c -> c.getContinueFromJobId() == null)
                 .extracting(RunClaimed::getAgentSessionId)
-                .containsExactlyInAnyOrder(A, B, D, E, F, G, CodexImportTest.X);
+                .containsExactlyInAnyOrder(A, B, D, E, F, G, H, CodexImportTest.X);
         assertThat(got.claims(B)).singleElement().satisfies(c -> assertThat(c.getTask().getTitle()).isEqualTo("Explore the repo"));
         assertThat(got.engine(B)).extracting(EngineEvent::getContextUsed).containsExactly(15_003L, 15_503L);
         assertThat(got.done("claude-code:" + B).getFilesChanged()).isEmpty();
@@ -253,8 +268,8 @@ class ClaudeImportTest {
         assertThat(later.eventOf(done).getEventId())
                 .isEqualTo(UUID.nameUUIDFromBytes(("claude-code/" + F + "/f-p3/done").getBytes(StandardCharsets.UTF_8)).toString());
         assertThat(later.summary().runs()).isZero();
-        // 6 Claude sessions, the file that is not a transcript, the Codex session and the Codex sub-agent
-        assertThat(later.summary().skippedFilesByKind()).containsEntry("unchanged", 9L);
+        // 7 Claude sessions, the file that is not a transcript, the Codex session and the Codex sub-agent
+        assertThat(later.summary().skippedFilesByKind()).containsEntry("unchanged", 10L);
     }
 
     @Test

@@ -36,7 +36,7 @@ class IncrementalImportTest {
         assertThat(second.events()).isEmpty();
         assertThat(second.summary().filesRead()).isZero();
         assertThat(second.summary().toString()).isEqualTo(
-                "imported 0 sessions, 0 runs, 0 engine events from 0 files; 11 files skipped (2 sub-agent transcript, 9 unchanged)");
+                "imported 0 sessions, 0 runs, 0 engine events from 0 files; 12 files skipped (2 sub-agent transcript, 10 unchanged)");
         // a new importer over the same state file (a restart) sends nothing either
         assertThat(stores.importAll(stores.importer()).events()).isEmpty();
     }
@@ -170,7 +170,7 @@ class IncrementalImportTest {
 
         JsonNode files = new ObjectMapper().readTree(stores.stateFile.toFile()).path("files");
         assertThat(files.has(file.toAbsolutePath().toString())).isFalse();
-        assertThat(files.size()).isEqualTo(8);
+        assertThat(files.size()).isEqualTo(9);
     }
 
     @Test
@@ -197,9 +197,9 @@ class IncrementalImportTest {
         stores.importAll(importer);
         stores.importAll(importer);
 
-        // 7 Claude Code files (one not a transcript) and 2 Codex rollouts; the sub-agents are not read
-        assertThat(calls).containsExactly("start 9 true", "file", "file", "file", "file", "file", "file", "file",
-                "file", "file", "done 11", "start 0 false", "done 0");
+        // 8 Claude Code files (one not a transcript) and 2 Codex rollouts; the sub-agents are not read
+        assertThat(calls).containsExactly("start 10 true", "file", "file", "file", "file", "file", "file", "file",
+                "file", "file", "file", "done 13", "start 0 false", "done 0");
     }
 
     /** The offset just after the {@code n}th line end. */
