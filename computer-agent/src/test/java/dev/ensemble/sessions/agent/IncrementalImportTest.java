@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Importing again reads only what changed, and gives the same event ids however it is split. */
 class IncrementalImportTest {
@@ -171,6 +172,32 @@ class IncrementalImportTest {
         JsonNode files = new ObjectMapper().readTree(stores.stateFile.toFile()).path("files");
         assertThat(files.has(file.toAbsolutePath().toString())).isFalse();
         assertThat(files.size()).isEqualTo(9);
+    }
+
+    @Test
+    void whenTheSinkFailsNoProgressIsSavedAndTheNextImportSendsTheSameEvents() {
+        Stores stores = Stores.withFixtures(tmp);
+        StoreImporter importer = stores.importer();
+        List<String> attempted = new ArrayList<>();
+        EventSink failing = new EventSink() {
+            @Override
+            public void accept(dev.ensemble.sessions.events.Event e) {
+                attempted.add(e.getEventId());
+            }
+
+            @Override
+            public void flush() {
+                throw new IllegalStateException("broker unreachable");
+            }
+        };
+
+        assertThatThrownBy(() -> importer.importAll(List.of(stores.claude), List.of(stores.codex), failing))
+                .hasMessage("broker unreachable");
+        assertThat(Files.exists(stores.stateFile)).isFalse();
+
+        Imported retried = stores.importAll(importer);
+        assertThat(retried.ids()).isEqualTo(attempted);
+        assertThat(stores.importAll(importer).events()).isEmpty();
     }
 
     @Test
