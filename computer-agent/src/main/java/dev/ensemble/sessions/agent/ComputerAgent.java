@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -187,7 +188,7 @@ public final class ComputerAgent {
                 : Path.of(System.getProperty("user.home"), ".ensemble", "computer-agent");
         ImportConfig config = ImportConfig.defaults(stateDir.resolve("computer-id"), stateDir.resolve("import-state.json"));
         ComputerAgent agent = new ComputerAgent(args[0], config, defaultClaudeDirs(), defaultCodexDirs());
-        java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.stop();
             stopped.countDown();

@@ -11,12 +11,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitOption;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,9 +27,11 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -311,7 +315,7 @@ public final class StoreImporter {
 
         /** Drops the state of transcripts under the imported folders that are gone. */
         private void forgetVanished(List<Path> claudeDirs, List<Path> codexDirs, List<Candidate> found) {
-            Set<String> present = new java.util.HashSet<>();
+            Set<String> present = new HashSet<>();
             found.forEach(c -> present.add(c.key()));
             List<String> roots = new ArrayList<>();
             claudeDirs.forEach(d -> roots.add(d.toAbsolutePath().normalize().toString()));
@@ -319,7 +323,7 @@ public final class StoreImporter {
             // Deletion seam: a transcript gone from disk is forgotten here; reporting a session deleted in the
             // agent's own app (guide section 1, "A session that no longer exists") is not done yet.
             boolean removed = st.files.keySet().removeIf(k -> !present.contains(k)
-                    && roots.stream().anyMatch(r -> k.startsWith(r + java.io.File.separator)));
+                    && roots.stream().anyMatch(r -> k.startsWith(r + File.separator)));
             dirty |= removed;
         }
 
@@ -362,7 +366,7 @@ public final class StoreImporter {
             }
             boolean claude = ClaudeParser.AGENT.equals(agent);
             try {
-                Files.walkFileTree(root, EnumSet.noneOf(java.nio.file.FileVisitOption.class), claude ? 4 : 8,
+                Files.walkFileTree(root, EnumSet.noneOf(FileVisitOption.class), claude ? 4 : 8,
                         new SimpleFileVisitor<>() {
                             @Override
                             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
@@ -433,7 +437,7 @@ public final class StoreImporter {
                         byte[] bytes = line.toByteArray();
                         int len = bytes.length > 0 && bytes[bytes.length - 1] == '\r' ? bytes.length - 1 : bytes.length;
                         lineNo++;
-                        consumer.accept(len == bytes.length ? bytes : java.util.Arrays.copyOf(bytes, len), lineNo);
+                        consumer.accept(len == bytes.length ? bytes : Arrays.copyOf(bytes, len), lineNo);
                         line.reset();
                         start = i + 1;
                         consumed = pos + i + 1;

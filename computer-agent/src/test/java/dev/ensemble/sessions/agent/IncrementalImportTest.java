@@ -92,7 +92,13 @@ class IncrementalImportTest {
 
         Files.write(file, Arrays.copyOfRange(bytes, cut, bytes.length), StandardOpenOption.APPEND);
         Stores.touch(file, Stores.NOW.minusSeconds(30));
-        Imported after = stores.importAll(importer);
+        // a restarted importer: what it knows comes from the state file
+        Imported after = stores.importAll(new StoreImporter(stores.config(), new ImportProgress() {
+            @Override
+            public void onFile(Path f, long n) {
+                reads.add(new long[] {n});
+            }
+        }));
 
         assertThat(reads.get(0)[0]).isEqualTo(nthLineEnd(bytes, 9));
         assertThat(reads.get(1)[0]).isEqualTo(bytes.length - nthLineEnd(bytes, 9));
@@ -108,6 +114,49 @@ class IncrementalImportTest {
         List<String> split = new ArrayList<>(before.ids());
         split.addAll(after.ids());
         assertThat(split).containsExactlyInAnyOrderElementsOf(once.ids());
+    }
+
+    /**
+     * Every fixture transcript, cut at every line boundary: importing the first part, then (after a restart, from
+     * the state file) the rest, sends exactly the event ids of importing it whole.
+     */
+    @Test
+    void splittingATranscriptAtAnyLineGivesTheSameEventIdsAsImportingItWhole() throws Exception {
+        List<Path> transcripts;
+        try (var files = Files.walk(Stores.fixtures())) {
+            transcripts = files.filter(p -> p.toString().endsWith(".jsonl"))
+                    .filter(p -> !p.getFileName().toString().startsWith("agent-"))
+                    .filter(p -> !p.getFileName().toString().startsWith("settings-")).sorted().toList();
+        }
+        assertThat(transcripts).hasSize(9);
+        int cases = 0;
+        for (Path source : transcripts) {
+            boolean codex = source.toString().contains("/codex/");
+            byte[] bytes = Files.readAllBytes(source);
+            List<String> whole = importInPieces(tmp.resolve("whole-" + cases), source, codex, bytes, bytes.length);
+            int lines = (int) java.util.stream.IntStream.range(0, bytes.length).filter(i -> bytes[i] == '\n').count();
+            for (int k = 1; k < lines; k++) {
+                List<String> split = importInPieces(tmp.resolve("split-" + cases++), source, codex, bytes, nthLineEnd(bytes, k));
+                assertThat(split).as("%s cut after line %d", source.getFileName(), k).containsExactlyInAnyOrderElementsOf(whole);
+            }
+        }
+        assertThat(cases).isEqualTo(73); // every inner line boundary of the nine transcripts
+    }
+
+    /** Imports {@code bytes[0, cut)} then (with a new importer) the rest; the ids of both imports. */
+    private static List<String> importInPieces(Path home, Path source, boolean codex, byte[] bytes, int cut) throws Exception {
+        Stores stores = Stores.empty(home);
+        Path file = (codex ? stores.codex : stores.claude).resolve(source.getParent().getFileName()).resolve(source.getFileName());
+        Files.createDirectories(file.getParent());
+        Files.write(file, Arrays.copyOf(bytes, cut));
+        Stores.touch(file, Stores.NOW.minusSeconds(120));
+        List<String> ids = new ArrayList<>(stores.importAll(stores.importer()).ids());
+        if (cut < bytes.length) {
+            Files.write(file, Arrays.copyOfRange(bytes, cut, bytes.length), StandardOpenOption.APPEND);
+            Stores.touch(file, Stores.NOW.minusSeconds(60));
+            ids.addAll(stores.importAll(stores.importer()).ids());
+        }
+        return ids;
     }
 
     @Test

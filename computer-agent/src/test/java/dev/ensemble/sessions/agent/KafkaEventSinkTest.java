@@ -21,5 +21,4 @@ class KafkaEventSinkTest {
                     .hasMessageContaining("could not be written to sessions.events");
         }
     }
-
 }

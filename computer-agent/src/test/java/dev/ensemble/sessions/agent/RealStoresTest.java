@@ -210,6 +210,51 @@ class RealStoresTest {
         assertThat(split).containsExactlyInAnyOrderElementsOf(once.importAll(once.importer()).ids());
     }
 
+    @Test
+    void cuttingEachRealTranscriptAtLineBoundariesGivesTheSameEventIdsAsOneImport() throws IOException {
+        List<Path> transcripts = new ArrayList<>();
+        try (Stream<Path> files = Stream.concat(Files.walk(data.resolve("claude/projects")), Files.walk(data.resolve("codex/sessions")))) {
+            files.filter(p -> p.toString().endsWith(".jsonl") && !p.getFileName().toString().startsWith("agent-"))
+                    .sorted().forEach(transcripts::add);
+        }
+        assertThat(transcripts).hasSize(6);
+        int n = 0;
+        for (Path source : transcripts) {
+            byte[] bytes = Files.readAllBytes(source);
+            List<Integer> ends = new ArrayList<>();
+            for (int i = 0; i < bytes.length - 1; i++) {
+                if (bytes[i] == '\n') {
+                    ends.add(i + 1);
+                }
+            }
+            List<String> whole = importInPieces(tmp.resolve("w" + n), source, bytes, bytes.length);
+            for (int j = 1; j <= 7; j++) { // seven cuts spread over the file
+                int cut = ends.get(ends.size() * j / 8);
+                assertThat(importInPieces(tmp.resolve("s" + n + "-" + j), source, bytes, cut))
+                        .as("%s cut at byte %d", source.getFileName(), cut).containsExactlyInAnyOrderElementsOf(whole);
+            }
+            n++;
+        }
+    }
+
+    /** Imports {@code bytes[0, cut)} of a copy of {@code source}, then (with a restarted importer) the rest. */
+    private List<String> importInPieces(Path home, Path source, byte[] bytes, int cut) throws IOException {
+        Stores s = Stores.empty(home);
+        boolean codex = source.startsWith(data.resolve("codex"));
+        Path copy = codex ? s.codex.resolve(data.resolve("codex/sessions").relativize(source).toString())
+                : s.claude.resolve(data.resolve("claude/projects").relativize(source).toString());
+        Files.createDirectories(copy.getParent());
+        Files.write(copy, java.util.Arrays.copyOf(bytes, cut));
+        Stores.touch(copy, Stores.NOW.minusSeconds(120));
+        List<String> ids = new ArrayList<>(s.importAll(s.importer()).ids());
+        if (cut < bytes.length) {
+            Files.write(copy, java.util.Arrays.copyOfRange(bytes, cut, bytes.length), StandardOpenOption.APPEND);
+            Stores.touch(copy, Stores.NOW.minusSeconds(60));
+            ids.addAll(s.importAll(s.importer()).ids());
+        }
+        return ids;
+    }
+
     private Path codexFile() throws IOException {
         try (Stream<Path> files = Files.walk(stores.codex)) {
             return files.filter(p -> p.getFileName().toString().startsWith("rollout-")).findFirst().orElseThrow();
