@@ -231,7 +231,8 @@ final class ClaudeParser extends SessionParser {
             if (id == null) {
                 id = text(line, "uuid");
             }
-            reply(id != null ? id : "line-" + lineNo, at, input, count(usage, "output_tokens"), used,
+            // a run's tokens count every input token the model read, cached or not, as Codex's input_tokens do
+            reply(id != null ? id : "line-" + lineNo, at, used, count(usage, "output_tokens"), used,
                     window(model, used), model);
         }
     }

@@ -132,10 +132,10 @@ class ClaudeImportTest {
 
         // msg_A1 and msg_A4 are each written as several lines with the same usage
         assertThat(got.engine(A)).hasSize(5);
-        // run 1: msg_A1 (10 in + 120 out, its last line's count) + msg_A2 (5 + 40)
-        assertThat(got.done("claude-code:" + A).getTokens()).isEqualTo(175L);
-        // run 2: msg_A3 (3 + 200) + msg_A4 (4 + 90) + msg_A5 (6 + 50)
-        assertThat(got.done("claude-code:" + A + ":a-p2").getTokens()).isEqualTo(353L);
+        // run 1: msg_A1 + msg_A2: every input token read (cache reads and writes too) plus output tokens
+        assertThat(got.done("claude-code:" + A).getTokens()).isEqualTo(40_475L);
+        // run 2: msg_A3 + msg_A4 + msg_A5, likewise with their cache tokens
+        assertThat(got.done("claude-code:" + A + ":a-p2").getTokens()).isEqualTo(72_353L);
     }
 
     @Test
@@ -196,7 +196,7 @@ class ClaudeImportTest {
         assertThat(got.claims(B)).singleElement().satisfies(c -> assertThat(c.getTask().getTitle()).isEqualTo("Explore the repo"));
         assertThat(got.engine(B)).extracting(EngineEvent::getContextUsed).containsExactly(15_003L, 15_503L);
         assertThat(got.done("claude-code:" + B).getFilesChanged()).isEmpty();
-        assertThat(got.done("claude-code:" + B).getTokens()).isEqualTo(3L + 50 + 3 + 60);
+        assertThat(got.done("claude-code:" + B).getTokens()).isEqualTo(30_616L);
         assertThat(got.summary().skippedFiles())
                 .filteredOn(s -> s.reason().equals("sub-agent transcript") && s.file().startsWith(stores.claude))
                 .extracting(s -> stores.claude.relativize(s.file()).toString())

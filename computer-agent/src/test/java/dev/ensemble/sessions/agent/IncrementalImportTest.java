@@ -189,7 +189,7 @@ class IncrementalImportTest {
 
         assertThat(second.engine("13131313-0000-4000-8000-000000000013")).singleElement()
                 .satisfies(e -> assertThat(e.getContextUsed()).isEqualTo(907L));
-        assertThat(second.done("claude-code:13131313-0000-4000-8000-000000000013").getTokens()).isEqualTo(9L);
+        assertThat(second.done("claude-code:13131313-0000-4000-8000-000000000013").getTokens()).isEqualTo(909L);
     }
 
     @Test
