@@ -22,7 +22,7 @@ public final class Anchors {
     static final String PATH = "path:", FILE = "file:", NAME = "name:", ISSUE = "issue:", URL = "url:";
 
     private static final Pattern URL_RE = Pattern.compile("\\b(?:https?|ftp)://[^\\s<>()\\[\\]{}\"'`]+");
-    private static final Pattern ENSEMBLE_LINK = Pattern.compile("ensemble://task/[A-Za-z0-9_.:-]+|(?<![\\w/])/tasks/[A-Za-z0-9_.:-]+");
+    private static final Pattern ENSEMBLE_LINK = Pattern.compile("ensemble://task/[A-Za-z0-9_.:-]+|(?<![\\w/.-])(?:https?://[^\\s/]+)?/tasks/[A-Za-z0-9_.:-]+");
     private static final Pattern PATH_RE = Pattern.compile("(?<![\\w/.@-])(?:\\.{0,2}/)?(?:[\\w@+-][\\w.@+-]*/)+[\\w@+-][\\w.@+-]*");
     private static final Pattern FILE_RE = Pattern.compile("(?<![\\w/.-])[\\w-]+(?:\\.[\\w-]+)*\\.([A-Za-z][A-Za-z0-9]{0,7})(?![\\w/])");
     private static final Pattern WORD_RE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");

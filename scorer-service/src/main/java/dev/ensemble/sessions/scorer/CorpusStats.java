@@ -33,6 +33,7 @@ public final class CorpusStats {
     private final ArrayDeque<Entry> window = new ArrayDeque<>();
     private final Map<String, Entry> byTask = new HashMap<>();
     private final Map<String, int[]> termDf = new HashMap<>();
+    private int[] dfById = new int[1024];
     private final Map<String, int[]> anchorDf = new HashMap<>();
 
     private record Entry(String taskId, String[] terms, String[] anchors) {
@@ -87,6 +88,17 @@ public final class CorpusStats {
         return Math.log((n() + 1.0) / (termDf(term) + 1.0));
     }
 
+    /** {@link #termDf} by {@link TermDictionary} id: an array read. */
+    int termDfById(int id) {
+        return id < dfById.length ? dfById[id] : 0;
+    }
+
+    private void bump(String term, int by) {
+        int id = TermDictionary.id(term);
+        if (id >= dfById.length) dfById = Arrays.copyOf(dfById, Math.max(id + 1, dfById.length * 2));
+        dfById[id] += by;
+    }
+
     /** Distinct terms and phrases in the table. */
     public int distinctTerms() {
         return termDf.size();
@@ -111,7 +123,10 @@ public final class CorpusStats {
                 doc.anchors().stream().sorted().toArray(String[]::new));
         window.addLast(e);
         byTask.put(e.taskId(), e);
-        for (String t : e.terms()) termDf.computeIfAbsent(t, k -> new int[1])[0]++;
+        for (String t : e.terms()) {
+            termDf.computeIfAbsent(t, k -> new int[1])[0]++;
+            bump(t, 1);
+        }
         for (String a : e.anchors()) anchorDf.computeIfAbsent(a, k -> new int[1])[0]++;
         if (window.size() > capacity) {
             Entry gone = window.removeFirst();
@@ -123,7 +138,10 @@ public final class CorpusStats {
     }
 
     private void subtract(Entry e) {
-        for (String t : e.terms()) dec(termDf, t);
+        for (String t : e.terms()) {
+            dec(termDf, t);
+            bump(t, -1);
+        }
         for (String a : e.anchors()) dec(anchorDf, a);
     }
 

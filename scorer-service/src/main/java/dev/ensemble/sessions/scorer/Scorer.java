@@ -233,6 +233,7 @@ public final class Scorer {
         int n = corpus.n();
         double denom = Math.max(n, lim.minCorpus());
         double damping = Math.min(1.0, (double) n / lim.minCorpus());
+        double logN1 = Math.log(n + 1.0);
 
         // the new task's anchors that are not in more than anchorMaxDocShare of the person's tasks
         Set<String> qAnchors = new HashSet<>();
@@ -242,8 +243,9 @@ public final class Scorer {
         double qNorm = 0;
         TermCounts qt = q.terms();
         for (int i = 0; i < qt.terms.length; i++) {
-            double idf = corpus.idf(qt.terms[i]);
-            double w = tf(qt.counts[i]) * idf;
+            int df = corpus.termDfById(qt.ids[i]);
+            if (df >= n) continue;
+            double w = tf(qt.counts[i]) * (logN1 - logs(df + 1));
             if (w <= 0) continue;
             qw.put(qt.terms[i], w);
             qNorm += w * w;
@@ -280,15 +282,16 @@ public final class Scorer {
                     List<Map.Entry<String, Double>> contrib = new ArrayList<>();
                     TermCounts sc = st.terms();
                     for (int j = 0; j < sc.terms.length; j++) {
-                        String term = sc.terms[j];
-                        double idf = corpus.idf(term);
-                        double w = tf(sc.counts[j]) * idf;
+                        int df = corpus.termDfById(sc.ids[j]);
+                        if (df >= n) continue; // idf = 0
+                        double w = tf(sc.counts[j]) * (logN1 - logs(df + 1));
                         if (w <= 0) continue;
+                        String term = sc.terms[j];
                         dotNorm[1] += w * w;
                         Double qv = qw.get(term);
                         if (qv != null) {
                             dotNorm[0] += w * qv;
-                            if (!TermCounts.isPhrase(term) && corpus.termDf(term) <= lim.topicCommonShare() * denom) {
+                            if (!TermCounts.isPhrase(term) && df <= lim.topicCommonShare() * denom) {
                                 contrib.add(Map.entry(term, w * qv));
                             }
                         }
@@ -323,6 +326,16 @@ public final class Scorer {
                     c.taskCount(), linkedTitle[i]));
         }
         return new Matched(out, cut);
+    }
+
+    private static final double[] LOGS = new double[4097];
+
+    static {
+        for (int i = 1; i < LOGS.length; i++) LOGS[i] = Math.log(i);
+    }
+
+    private static double logs(int x) {
+        return x < LOGS.length ? LOGS[x] : Math.log(x);
     }
 
     private static double tf(double count) {

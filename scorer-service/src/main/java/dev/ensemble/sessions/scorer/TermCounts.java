@@ -15,10 +15,13 @@ public final class TermCounts {
 
     final String[] terms;
     final double[] counts;
+    final int[] ids;
 
     private TermCounts(String[] terms, double[] counts) {
         this.terms = terms;
         this.counts = counts;
+        this.ids = new int[terms.length];
+        for (int i = 0; i < terms.length; i++) ids[i] = TermDictionary.id(terms[i]);
     }
 
     /** From a map term → weighted count (counts ≤ 0 are dropped). */

@@ -40,7 +40,7 @@ import java.util.regex.Pattern;
  */
 public final class TextAnalysis {
     static final int CACHE_TASKS = 50_000;
-    private static final Pattern LINK = Pattern.compile("ensemble://task/([A-Za-z0-9_.:-]+)|(?<![\\w/])/tasks/([A-Za-z0-9_.:-]+)");
+    private static final Pattern LINK = Pattern.compile("ensemble://task/([A-Za-z0-9_.:-]+)|(?<![\\w/.-])(?:https?://[^\\s/]+)?/tasks/([A-Za-z0-9_.:-]+)");
     private static final Map<SessionChoiceConfig.Text, TextAnalysis> INSTANCES = Collections.synchronizedMap(new LinkedHashMap<>(8, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<SessionChoiceConfig.Text, TextAnalysis> eldest) {
