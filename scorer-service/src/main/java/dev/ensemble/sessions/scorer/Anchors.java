@@ -23,9 +23,6 @@ public final class Anchors {
 
     private static final Pattern URL_RE = Pattern.compile("\\b(?:https?|ftp)://[^\\s<>()\\[\\]{}\"'`]+");
     private static final Pattern ENSEMBLE_LINK = Pattern.compile("ensemble://task/[A-Za-z0-9_.:-]+|(?<![\\w/.-])(?:https?://[^\\s/]+)?/tasks/[A-Za-z0-9_.:-]+");
-    private static final Pattern PATH_RE = Pattern.compile("(?<![\\w/.@-])(?:\\.{0,2}/)?(?:[\\w@+-][\\w.@+-]*/)+[\\w@+-][\\w.@+-]*");
-    private static final Pattern FILE_RE = Pattern.compile("(?<![\\w/.-])[\\w-]+(?:\\.[\\w-]+)*\\.([A-Za-z][A-Za-z0-9]{0,7})(?![\\w/])");
-    private static final Pattern WORD_RE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private static final Pattern PR_RE = Pattern.compile("(?<![\\w&#])#(\\d{1,7})\\b");
     private static final Pattern KEY_RE = Pattern.compile("\\b([A-Z][A-Z0-9]{1,9})-(\\d{1,7})\\b");
     private static final Pattern CVE_RE = Pattern.compile("\\bCVE-\\d{4}-\\d{4,7}\\b");
@@ -48,52 +45,94 @@ public final class Anchors {
         this.notIssueKeys = Set.copyOf(nk);
     }
 
-    /** Adds the anchors of one free text to {@code into}; null text adds nothing. */
+    /**
+     * Adds the anchors of one free text to {@code into}; null text adds nothing. Linear in the text: web addresses and
+     * issue numbers by regular expression, then each whitespace-separated token as a path, a file name or code names.
+     */
     public void ofText(String text, Set<String> into) {
         if (text == null || text.isEmpty()) return;
-        StringBuilder rest = new StringBuilder(text);
-        Matcher m = ENSEMBLE_LINK.matcher(text);
-        while (m.find()) blank(rest, m.start(), m.end()); // links are the link signal's, not anchors
-        m = URL_RE.matcher(rest);
-        while (m.find()) {
-            String u = trimTrailing(m.group());
-            if (u.length() > 10) into.add(URL + stripSlash(u));
-            blank(rest, m.start(), m.end());
+        String rest = text;
+        if (text.indexOf("://") >= 0 || text.indexOf("/tasks/") >= 0) {
+            StringBuilder sb = new StringBuilder(text);
+            Matcher m = ENSEMBLE_LINK.matcher(text);
+            while (m.find()) blank(sb, m.start(), m.end()); // links are the link signal's, not anchors
+            m = URL_RE.matcher(sb);
+            while (m.find()) {
+                String u = trimTrailing(m.group());
+                if (u.length() > 10) into.add(URL + stripSlash(u));
+                blank(sb, m.start(), m.end());
+            }
+            rest = sb.toString();
         }
-        m = CVE_RE.matcher(rest);
-        while (m.find()) {
-            into.add(ISSUE + m.group());
-            blank(rest, m.start(), m.end());
+        if (rest.indexOf("CVE-") >= 0) {
+            Matcher m = CVE_RE.matcher(rest);
+            while (m.find()) into.add(ISSUE + m.group());
         }
-        m = PATH_RE.matcher(rest);
-        while (m.find()) {
-            String p = trimTrailing(m.group());
-            if (isPath(p)) {
-                addPath(p, into);
-                blank(rest, m.start(), m.end());
+        if (rest.indexOf('#') >= 0) {
+            Matcher m = PR_RE.matcher(rest);
+            while (m.find()) into.add(ISSUE + "#" + Long.parseLong(m.group(1)));
+        }
+        if (rest.indexOf('-') >= 0) {
+            Matcher m = KEY_RE.matcher(rest);
+            while (m.find()) {
+                if (!notIssueKeys.contains(m.group(1)) && Character.isLetter(m.group(1).charAt(m.group(1).length() - 1))
+                        && !(m.group(1).equals("CVE"))) {
+                    into.add(ISSUE + m.group(1) + "-" + Long.parseLong(m.group(2)));
+                }
             }
         }
-        m = FILE_RE.matcher(rest);
-        while (m.find()) {
-            if (FILE_EXTENSIONS.contains(m.group(1).toLowerCase(Locale.ROOT)) && !m.group().chars().allMatch(ch -> ch == '.' || Character.isDigit(ch))) {
-                addFile(m.group(), into);
-                blank(rest, m.start(), m.end());
+        int n = rest.length(), i = 0;
+        while (i < n) {
+            while (i < n && Character.isWhitespace(rest.charAt(i))) i++;
+            int j = i;
+            while (j < n && !Character.isWhitespace(rest.charAt(j))) j++;
+            if (j > i) token(rest, i, j, into);
+            i = j;
+        }
+    }
+
+    private static final String LEAD = "([{<\"'`*", TRAIL = ")]}>\"'`,;:!?.*";
+
+    private void token(String s, int from, int to, Set<String> into) {
+        while (from < to && LEAD.indexOf(s.charAt(from)) >= 0) from++;
+        while (to > from && TRAIL.indexOf(s.charAt(to - 1)) >= 0) to--;
+        if (to - from < 3) return;
+        String t = s.substring(from, to);
+        // a path or file name is the part after any character that cannot be in one (--out=src/a.ts → src/a.ts)
+        int cut = -1;
+        for (int k = 0; k < t.length(); k++) {
+            char c = t.charAt(k);
+            if (!(Character.isLetterOrDigit(c) || c == '_' || c == '.' || c == '@' || c == '+' || c == '-' || c == '/' || c == '~')) cut = k;
+        }
+        String p = cut >= 0 ? t.substring(cut + 1) : t;
+        while (!p.isEmpty() && TRAIL.indexOf(p.charAt(p.length() - 1)) >= 0) p = p.substring(0, p.length() - 1);
+        if (p.indexOf('/') >= 0 && isPath(p)) {
+            addPath(p, into);
+            return;
+        }
+        int dot = p.lastIndexOf('.');
+        if (dot > 0 && dot < p.length() - 1 && FILE_EXTENSIONS.contains(p.substring(dot + 1).toLowerCase(Locale.ROOT))
+                && Character.isLetterOrDigit(p.charAt(0)) && p.indexOf('/') < 0 && p.chars().anyMatch(Character::isLetter)
+                && Character.isLetter(p.charAt(dot - 1)) | Character.isDigit(p.charAt(dot - 1)) | p.charAt(dot - 1) == '_') {
+            addFile(p, into);
+            return;
+        }
+        // code names: the identifiers in the token (kafka.server.KafkaApis → KafkaApis; rankResults() → rankResults)
+        int k = 0, len = t.length();
+        while (k < len) {
+            while (k < len && !isIdent(t.charAt(k))) k++;
+            int e = k;
+            while (e < len && isIdent(t.charAt(e))) e++;
+            if (e - k >= 4 && !Character.isDigit(t.charAt(k))) {
+                String w = t.substring(k, e);
+                if (isCodeName(w)) into.add(NAME + w);
             }
+            k = e;
         }
-        m = PR_RE.matcher(rest);
-        while (m.find()) into.add(ISSUE + "#" + Long.parseLong(m.group(1)));
-        m = KEY_RE.matcher(rest);
-        while (m.find()) {
-            if (!notIssueKeys.contains(m.group(1)) && Character.isLetter(m.group(1).charAt(m.group(1).length() - 1))) {
-                into.add(ISSUE + m.group(1) + "-" + Long.parseLong(m.group(2)));
-                blank(rest, m.start(), m.end());
-            }
-        }
-        m = WORD_RE.matcher(rest);
-        while (m.find()) {
-            String w = m.group();
-            if (isCodeName(w)) into.add(NAME + w);
-        }
+    }
+
+    private static boolean isIdent(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     }
 
     /** Adds the anchors of files a run changed (paths relative to the repository). */

@@ -223,7 +223,6 @@ public final class Scorer {
     static Matched signals(NewRun run, List<CandidateSession> kept, CorpusStats corpus, SessionChoiceConfig cfg,
                            Instant now, LongSupplier ticker) {
         long start = ticker.getAsLong();
-        long budget = cfg.limits().timeBudgetMs() * 1_000_000L;
         SessionChoiceConfig.Limits lim = cfg.limits();
         TextAnalysis ta = TextAnalysis.forConfig(cfg.text());
         TaskFacts f = run.facts();
@@ -232,25 +231,54 @@ public final class Scorer {
         TextAnalysis.NewTaskText q = ta.ofNewTask(f);
         int n = corpus.n();
         double denom = Math.max(n, lim.minCorpus());
-        double damping = Math.min(1.0, (double) n / lim.minCorpus());
         double logN1 = Math.log(n + 1.0);
 
         // the new task's anchors that are not in more than anchorMaxDocShare of the person's tasks
         Set<String> qAnchors = new HashSet<>();
         for (String a : q.anchors()) if (corpus.anchorDf(a) <= lim.anchorMaxDocShare() * denom) qAnchors.add(a);
-        // the new task's TF-IDF vector
-        Map<String, Double> qw = new HashMap<>();
-        double qNorm = 0;
+        // the new task's TF-IDF vector, in a per-thread scratch array indexed by term id (cleared in finally)
         TermCounts qt = q.terms();
-        for (int i = 0; i < qt.terms.length; i++) {
-            int df = corpus.termDfById(qt.ids[i]);
-            if (df >= n) continue;
-            double w = tf(qt.counts[i]) * (logN1 - logs(df + 1));
-            if (w <= 0) continue;
-            qw.put(qt.terms[i], w);
-            qNorm += w * w;
+        double[] qw = scratch(qt);
+        try {
+            double qNorm = 0;
+            for (int i = 0; i < qt.terms.length; i++) {
+                int df = corpus.termDfById(qt.ids[i]);
+                if (df >= n) continue;
+                double w = qt.tf[i] * (logN1 - logs(df + 1));
+                if (w <= 0) continue;
+                qw[qt.ids[i]] = w;
+                qNorm += w * w;
+            }
+            qNorm = Math.sqrt(qNorm);
+            return matchAll(f, q, qAnchors, qw, qNorm, kept, corpus, cfg, now, ticker, start, followUp, newWork);
+        } finally {
+            for (int id : qt.ids) qw[id] = 0;
         }
-        qNorm = Math.sqrt(qNorm);
+    }
+
+    private static final ThreadLocal<double[]> SCRATCH = ThreadLocal.withInitial(() -> new double[1 << 16]);
+
+    private static double[] scratch(TermCounts qt) {
+        int max = 0;
+        for (int id : qt.ids) max = Math.max(max, id);
+        double[] a = SCRATCH.get();
+        if (max >= a.length) {
+            a = new double[Math.max(max + 1, a.length * 2)];
+            SCRATCH.set(a);
+        }
+        return a;
+    }
+
+    private static Matched matchAll(TaskFacts f, TextAnalysis.NewTaskText q, Set<String> qAnchors, double[] qw, double qNorm,
+                                    List<CandidateSession> kept, CorpusStats corpus, SessionChoiceConfig cfg, Instant now,
+                                    LongSupplier ticker, long start, boolean followUp, boolean newWork) {
+        SessionChoiceConfig.Limits lim = cfg.limits();
+        TextAnalysis ta = TextAnalysis.forConfig(cfg.text());
+        long budget = lim.timeBudgetMs() * 1_000_000L;
+        int n = corpus.n();
+        double denom = Math.max(n, lim.minCorpus());
+        double damping = Math.min(1.0, (double) n / lim.minCorpus());
+        double logN1 = Math.log(n + 1.0);
 
         int k = kept.size();
         boolean cut = false;
@@ -284,12 +312,12 @@ public final class Scorer {
                     for (int j = 0; j < sc.terms.length; j++) {
                         int df = corpus.termDfById(sc.ids[j]);
                         if (df >= n) continue; // idf = 0
-                        double w = tf(sc.counts[j]) * (logN1 - logs(df + 1));
+                        double w = sc.tf[j] * (logN1 - logs(df + 1));
                         if (w <= 0) continue;
-                        String term = sc.terms[j];
                         dotNorm[1] += w * w;
-                        Double qv = qw.get(term);
-                        if (qv != null) {
+                        double qv = qw[sc.ids[j]];
+                        if (qv > 0) {
+                            String term = sc.terms[j];
                             dotNorm[0] += w * qv;
                             if (!TermCounts.isPhrase(term) && df <= lim.topicCommonShare() * denom) {
                                 contrib.add(Map.entry(term, w * qv));
@@ -338,9 +366,6 @@ public final class Scorer {
         return x < LOGS.length ? LOGS[x] : Math.log(x);
     }
 
-    private static double tf(double count) {
-        return count <= 0 ? 0 : Math.max(0, 1 + Math.log(count));
-    }
 
     private static boolean same(String a, String b) {
         return a != null && !a.isBlank() && Objects.equals(a, b);

@@ -16,12 +16,18 @@ public final class TermCounts {
     final String[] terms;
     final double[] counts;
     final int[] ids;
+    /** 1 + ln(count) per term (the term-frequency factor of the guide's weight), never negative. */
+    final double[] tf;
 
     private TermCounts(String[] terms, double[] counts) {
         this.terms = terms;
         this.counts = counts;
         this.ids = new int[terms.length];
-        for (int i = 0; i < terms.length; i++) ids[i] = TermDictionary.id(terms[i]);
+        this.tf = new double[terms.length];
+        for (int i = 0; i < terms.length; i++) {
+            ids[i] = TermDictionary.id(terms[i]);
+            tf[i] = counts[i] <= 0 ? 0 : Math.max(0, 1 + Math.log(counts[i]));
+        }
     }
 
     /** From a map term → weighted count (counts ≤ 0 are dropped). */
