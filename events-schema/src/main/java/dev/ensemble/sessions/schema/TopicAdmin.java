@@ -22,7 +22,7 @@ public final class TopicAdmin {
 
     /** Every topic {@link Topics} declares. */
     public static List<Topic<?, ?>> all() {
-        return List.of(Topics.EVENTS, Topics.DEAD_LETTER, Topics.SESSIONS_VIEW);
+        return List.of(Topics.EVENTS, Topics.DEAD_LETTER, Topics.SESSIONS_VIEW, Topics.CORPUS_VIEW);
     }
 
     /**
@@ -62,6 +62,9 @@ public final class TopicAdmin {
         Map<String, String> c = new HashMap<>();
         if (t.compacted()) {
             c.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
+            if (t == Topics.CORPUS_VIEW) {
+                c.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(Topics.LARGE_RECORD_BYTES));
+            }
         } else if (t == Topics.DEAD_LETTER) {
             c.put(TopicConfig.RETENTION_MS_CONFIG, String.valueOf(30L * 24 * 3600 * 1000));
         } else {

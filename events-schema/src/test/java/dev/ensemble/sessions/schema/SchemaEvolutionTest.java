@@ -36,7 +36,8 @@ class SchemaEvolutionTest {
 
     @Test
     void everyCurrentSchemaIsAReleasedVersion() {
-        for (Schema current : List.of(Event.getClassSchema(), SessionView.getClassSchema(), RunRef.getClassSchema(), ParkedEvents.getClassSchema())) {
+        for (Schema current : List.of(Event.getClassSchema(), SessionView.getClassSchema(), RunRef.getClassSchema(), ParkedEvents.getClassSchema(),
+                dev.ensemble.sessions.views.CorpusView.getClassSchema())) {
             List<Schema> released = SchemaHistory.versionsOf(current.getFullName());
             assertThat(released).as("released versions of %s", current.getFullName()).isNotEmpty();
             assertThat(released.stream().map(SchemaHistory::fingerprint))

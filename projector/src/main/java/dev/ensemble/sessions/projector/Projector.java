@@ -6,6 +6,7 @@ import dev.ensemble.sessions.schema.streams.StreamsDefaults;
 import dev.ensemble.sessions.views.ParkedEvents;
 import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionView;
+import dev.ensemble.sessions.scorer.ConfigWatcher;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
@@ -14,6 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
@@ -47,7 +49,9 @@ public final class Projector implements AutoCloseable {
 
     /**
      * The projector's topology: source {@code sessions.events} → processor {@code session-chains} (stores
-     * event-ids, session-chains, run-index, parked-runs) → sink {@code sessions.view.sessions}. Both
+     * event-ids, session-chains, run-index, task-sessions, parked-runs) → sink {@code sessions.view.sessions};
+     * and → processor {@code corpus-stats} (stores corpus-docs, corpus-index, corpus-claims) → sink
+     * {@code sessions.view.corpus}. The analysis config is read from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}. Both
      * {@link #start()} and the tests build it here.
      */
     public static Topology buildTopology() {
@@ -65,6 +69,16 @@ public final class Projector implements AutoCloseable {
                 Serdes.String(), Serdes.String()), "session-chains");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.PARKED_RUNS),
                 Serdes.String(), AvroSerde.of(ParkedEvents.class)), "session-chains");
+        ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
+        t.addProcessor("corpus-stats", () -> new CorpusProcessor(config), "events-source");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.CORPUS_DOCS),
+                Serdes.String(), Serdes.String()), "corpus-stats");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.CORPUS_INDEX),
+                Serdes.String(), Serdes.Long()), "corpus-stats");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.CORPUS_CLAIMS),
+                Serdes.String(), Serdes.ByteArray()), "corpus-stats");
+        t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
+                Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
                 Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "session-chains");
         return t;
