@@ -50,6 +50,7 @@ public final class TextAnalysis {
 
     private final SessionChoiceConfig.Text text;
     private final Analyzer analyzer;
+    private final Analyzer unstemmed;
     private final Anchors anchors;
     private final List<Pattern> followUp;
     private final List<Pattern> newWork;
@@ -94,6 +95,16 @@ public final class TextAnalysis {
                 return new TokenStreamComponents(src, ts);
             }
         };
+        this.unstemmed = new Analyzer() {
+            @Override
+            protected TokenStreamComponents createComponents(String fieldName) {
+                StandardTokenizer src = new StandardTokenizer();
+                TokenStream ts = new LowerCaseFilter(src);
+                ts = new StopFilter(ts, stopSet);
+                ts = new NoNumbersFilter(ts);
+                return new TokenStreamComponents(src, ts);
+            }
+        };
         this.anchors = new Anchors(text);
         this.followUp = text.followUp().stream().map(p -> Pattern.compile(p, Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE)).toList();
         this.newWork = text.newWork().stream().map(p -> Pattern.compile(p, Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE)).toList();
@@ -116,9 +127,28 @@ public final class TextAnalysis {
 
     /** The stems of {@code s} in order, stop words and numbers dropped (e.g. "Ranking the ranked ranks" → [rank, rank, rank]). */
     public List<String> stems(String s) {
+        return tokens(analyzer, s);
+    }
+
+    /** stem → the first lower-case word of the task's title, else description, it came from ("rank" → "ranking"). */
+    public Map<String, String> surfaceForms(TaskFacts f) {
+        Map<String, String> m = new HashMap<>(surfaceForms(f.title()));
+        surfaceForms(f.description()).forEach(m::putIfAbsent);
+        return m;
+    }
+
+    /** stem → the first lower-case word of {@code s} it came from ("rank" → "ranking"), for reasons people read. */
+    public Map<String, String> surfaceForms(String s) {
+        List<String> st = stems(s), words = tokens(unstemmed, s);
+        Map<String, String> m = new HashMap<>();
+        for (int i = 0; i < Math.min(st.size(), words.size()); i++) m.putIfAbsent(st.get(i), words.get(i));
+        return m;
+    }
+
+    private static List<String> tokens(Analyzer a, String s) {
         List<String> out = new ArrayList<>();
         if (s == null || s.isEmpty()) return out;
-        try (TokenStream ts = analyzer.tokenStream("t", s)) {
+        try (TokenStream ts = a.tokenStream("t", s)) {
             CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
             ts.reset();
             while (ts.incrementToken()) out.add(term.toString());
