@@ -346,7 +346,7 @@ public final class Scorer {
         Map<String, String> surface = null;
         for (int i = 0; i < k; i++) {
             if (topicTerms.get(i).isEmpty()) continue;
-            if (surface == null) surface = ta.surfaceForms(f);
+            if (surface == null) surface = q.surface();
             List<String> words = new ArrayList<>();
             for (String stem : topicTerms.get(i)) words.add(surface.getOrDefault(stem, stem));
             topicTerms.set(i, words);
