@@ -175,6 +175,15 @@ public final class ChoiceEvaluation {
      * @param baselines also run the two baselines (MoreLikeThis costs an in-memory index per step)
      */
     public static Replay replay(List<HistoryTask> tasks, SessionChoiceConfig cfg, boolean baselines) {
+        return replay(tasks, cfg, baselines, (task, d) -> { });
+    }
+
+    /**
+     * {@link #replay(List, SessionChoiceConfig, boolean)}, handing each task's {@link Decision} to {@code onDecision}
+     * in history order (for example to turn it into a SessionChoiceRecorded record with {@link ChoiceRecords#toEvent}).
+     */
+    public static Replay replay(List<HistoryTask> tasks, SessionChoiceConfig cfg, boolean baselines,
+                                java.util.function.BiConsumer<HistoryTask, Decision> onDecision) {
         TextAnalysis ta = TextAnalysis.forConfig(cfg.text());
         CorpusStats corpus = new CorpusStats(ACCOUNT, COMPUTER, cfg.limits().corpusTasks());
         List<Session> live = new ArrayList<>();
@@ -208,6 +217,7 @@ public final class ChoiceEvaluation {
             for (CandidateSession c : kept) truthCandidate |= rightSessions.contains(c.sessionId());
 
             Decision d = Scorer.decide(run, views, corpus, cfg, now, () -> 0L);
+            onDecision.accept(h, d);
             boolean continuedRight = d.decision() == Decision.Choice.CONTINUE && rightSessions.contains(d.sessionId());
             boolean recentRight = !kept.isEmpty() && rightSessions.contains(kept.get(0).sessionId());
             String mltPick = baselines && !kept.isEmpty() ? mltTop1(mltAnalyzer, ta, kept, facts) : null;
