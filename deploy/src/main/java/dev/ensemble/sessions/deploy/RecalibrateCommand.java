@@ -1,0 +1,88 @@
+package dev.ensemble.sessions.deploy;
+
+import dev.ensemble.sessions.scorer.ConfigLoader;
+import dev.ensemble.sessions.scorer.SessionChoiceConfig;
+import dev.ensemble.sessions.scorer.recalibration.Recalibration;
+import dev.ensemble.sessions.scorer.recalibration.RecalibrationReport;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code ensemble-sessions recalibrate --config CANDIDATE.json [--since TIME] [--data-dir DIR | --bootstrap-servers
+ * HOSTS] [--report FILE.html]} (DESIGN.md §5, guide §4 "Records"): reads every recorded decision and outcome from the
+ * log, scores the stored signals again under the candidate config (merged over the defaults, as the choice service
+ * does) and prints what changes; optionally writes a self-contained HTML report. Reads only; changes nothing.
+ */
+@Command(name = "recalibrate", mixinStandardHelpOptions = true,
+        description = "Re-score every recorded session choice under a candidate config and report what changes.")
+final class RecalibrateCommand implements Callable<Integer> {
+    /** Logs with at least this many records get a progress bar. */
+    static final long PROGRESS_MIN_RECORDS = 50_000;
+
+    @Option(names = "--config", required = true, description = "the candidate SessionChoiceConfig JSON (only the fields to change)")
+    Path config;
+
+    @Option(names = "--since", description = "only decisions that occurred at or after this time (ISO-8601, e.g. 2026-11-01T00:00:00Z)")
+    String since;
+
+    @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions); its endpoints.json names the brokers")
+    Path dataDir;
+
+    @Option(names = "--bootstrap-servers", description = "the Kafka cluster (instead of --data-dir)")
+    String bootstrapServers;
+
+    @Option(names = "--report", description = "also write an HTML report with plots here")
+    Path report;
+
+    PrintStream out = System.out;
+
+    @Override
+    public Integer call() throws Exception {
+        SessionChoiceConfig cfg = ConfigLoader.readFile(config);
+        Instant from = null;
+        if (since != null) {
+            try {
+                from = Instant.parse(since);
+            } catch (DateTimeParseException e) {
+                throw new IllegalArgumentException("--since must be an ISO-8601 instant such as 2026-11-01T00:00:00Z, not '" + since + "'");
+            }
+        }
+        String bootstrap = bootstrapServers != null ? bootstrapServers
+                : new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath()).readEndpoints().path("bootstrapServers").asText();
+        ProgressBar[] bar = new ProgressBar[1];
+        ChoiceLogReader.Read read;
+        try {
+            read = ChoiceLogReader.read(bootstrap, from, total -> {
+                if (total >= PROGRESS_MIN_RECORDS) {
+                    bar[0] = new ProgressBarBuilder().setTaskName("Reading the log").setInitialMax(total).setUnit(" events", 1)
+                            .setStyle(ProgressBarStyle.ASCII).setConsumer(new ConsoleProgressBarConsumer(System.err)).build();
+                }
+            }, n -> {
+                if (bar[0] != null) bar[0].stepBy(n);
+            });
+        } finally {
+            if (bar[0] != null) bar[0].close();
+        }
+        Recalibration.Comparison c = Recalibration.compare(read.records(), read.outcomes(), cfg);
+        out.printf("Read %d events (%d recorded decisions, %d outcomes%s)%n%n", read.events(), read.records().size(),
+                read.outcomes().size(), read.undecodable() > 0 ? ", " + read.undecodable() + " undecodable skipped" : "");
+        out.println(RecalibrationReport.markdown(c));
+        if (report != null) {
+            Files.writeString(report, RecalibrationReport.html(c), StandardCharsets.UTF_8);
+            out.println("Report: " + report.toAbsolutePath());
+        }
+        return 0;
+    }
+}
