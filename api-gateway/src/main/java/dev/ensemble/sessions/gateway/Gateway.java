@@ -75,9 +75,17 @@ public final class Gateway implements AutoCloseable {
     private Producer<String, byte[]> producer;
     private EventIntake intake;
     private String self;
+    private Subscriptions subscriptions;
+    private long sessionEventWindowBytes = SessionEventBuffers.DEFAULT_WINDOW_BYTES;
 
     public Gateway(Settings settings) {
         this.settings = settings;
+    }
+
+    /** The retained window of each session's events, in bytes of encoded events (default 1 MiB); before {@link #start()}. */
+    public Gateway withSessionEventWindowBytes(long bytes) {
+        this.sessionEventWindowBytes = bytes;
+        return this;
     }
 
     /** Starts the read side and the HTTP server; returns once the port is open. */
@@ -118,6 +126,8 @@ public final class Gateway implements AutoCloseable {
         app.post("/api/events", this::postEvents);
         app.post("/api/session-choice", this::sessionChoice);
         app.post("/api/devices/self/jobs/{id}/session-choice", this::computerSessionChoice);
+        subscriptions = new Subscriptions(settings.bootstrapServers(), sessionEventWindowBytes);
+        subscriptions.register(app);
         app.start(settings.host(), settings.port());
         self = settings.host() + ":" + app.port();
 
@@ -135,6 +145,7 @@ public final class Gateway implements AutoCloseable {
     /** Waits until reads can be served. */
     public void awaitReady(Duration timeout) throws InterruptedException {
         reads.awaitRunning(timeout);
+        subscriptions.awaitReady(timeout);
     }
 
     private void authenticate(Context ctx) {
@@ -329,6 +340,10 @@ public final class Gateway implements AutoCloseable {
         if (app != null) {
             app.stop();
             app = null;
+        }
+        if (subscriptions != null) {
+            subscriptions.close();
+            subscriptions = null;
         }
         if (reads != null) {
             reads.close();

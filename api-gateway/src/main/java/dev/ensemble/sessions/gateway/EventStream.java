@@ -1,0 +1,120 @@
+package dev.ensemble.sessions.gateway;
+
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.EventTypes;
+import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.schema.Topics;
+import io.javalin.http.sse.SseClient;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * {@code GET /api/events/stream?after=CURSOR}: a live server-sent-events stream of the caller's account's events
+ * (DESIGN.md §7); the request must accept {@code text/event-stream} (an EventSource does). A cursor is {@code <partition>-<offset>} of the event in {@code sessions.events}; each event is sent
+ * with {@code id:} its cursor, {@code event:} its type and {@code data:} its JSON form. The stream starts after
+ * {@code after} (or the {@code Last-Event-ID} header, which wins, as a browser's EventSource sends it on reconnect), or
+ * at the beginning of the log without either; so a client that reconnects with its last cursor misses nothing and sees
+ * nothing twice. Each subscriber gets its own consumer (no group) that assigns only the account's partition, seeks,
+ * and keeps the account's records; a comment line every idle second keeps the connection open and notices a client
+ * that left. Each subscriber holds one HTTP server thread while connected. Records that do not decode are skipped.
+ */
+final class EventStream implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EventStream.class);
+    private final String bootstrapServers;
+    private volatile boolean closed;
+
+    EventStream(String bootstrapServers) {
+        this.bootstrapServers = bootstrapServers;
+    }
+
+    /** A parsed cursor. */
+    record Cursor(int partition, long offset) {
+        static Cursor parse(String s) {
+            int dash = s.indexOf('-');
+            try {
+                if (dash > 0) return new Cursor(Integer.parseInt(s.substring(0, dash)), Long.parseLong(s.substring(dash + 1)));
+            } catch (NumberFormatException e) {
+                // below
+            }
+            throw ApiError.badRequest("a stream cursor looks like '<partition>-<offset>' (an event's id), not '" + s + "'");
+        }
+
+        @Override
+        public String toString() {
+            return partition + "-" + offset;
+        }
+    }
+
+    /** Serves one subscriber until it disconnects, on the request's own thread (one server thread per subscriber). */
+    void serve(SseClient client, String account) {
+        String last = client.ctx().header("Last-Event-ID");
+        String after = last != null && !last.isBlank() ? last : client.ctx().queryParam("after");
+        Cursor from = after == null || after.isBlank() ? null : Cursor.parse(after.trim());
+        stream(client, account, from);
+    }
+
+    private void stream(SseClient client, String account, Cursor from) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-stream-" + UUID.randomUUID());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        Deserializer<Event> events = Topics.eventSerde().deserializer();
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
+            int n = c.partitionsFor(Topics.EVENTS.name(), Duration.ofSeconds(30)).size();
+            int partition = Keys.accountPartition(account, n);
+            if (from != null && from.partition() != partition) {
+                client.sendEvent("error", Gateway.error("bad_request", "cursor " + from + " is not of your account's partition "
+                        + partition + "; start again without a cursor").toString(), null);
+                client.close();
+                return;
+            }
+            TopicPartition tp = new TopicPartition(Topics.EVENTS.name(), partition);
+            c.assign(List.of(tp));
+            if (from == null) c.seekToBeginning(List.of(tp));
+            else c.seek(tp, from.offset() + 1);
+            while (!client.terminated() && !closed) {
+                boolean sent = false;
+                for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofSeconds(1))) {
+                    if (!account.equals(r.key())) continue;
+                    Event e;
+                    try {
+                        e = events.deserialize(r.topic(), r.value());
+                    } catch (RuntimeException ex) {
+                        continue;
+                    }
+                    if (e == null || !account.equals(e.getAccount())) continue;
+                    client.sendEvent(EventTypes.typeOf(e), EventJson.toJson(e).toString(), new Cursor(partition, r.offset()).toString());
+                    sent = true;
+                }
+                if (!sent) client.sendComment("keep-alive");
+            }
+        } catch (WakeupException e) {
+            // the client left
+        } catch (RuntimeException e) {
+            LOG.warn("event stream for {} ended", account, e);
+        } finally {
+            client.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+}

@@ -1,0 +1,116 @@
+package dev.ensemble.sessions.gateway;
+
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.Topics;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Keeps {@link SessionEventBuffers} up to date: one consumer thread (no group, nothing committed) reads every
+ * partition of {@code sessions.events} from its beginning, in log order, on every start; so a session's cursors are the
+ * same after a restart. Undecodable records are skipped here (the projector sends them to the dead-letter topic).
+ * Only committed records are read (read_committed).
+ */
+public final class SessionEventsFeed implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SessionEventsFeed.class);
+    private final SessionEventBuffers buffers;
+    private final KafkaConsumer<String, byte[]> consumer;
+    private final CountDownLatch caughtUp = new CountDownLatch(1);
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    /** @param windowBytes the retained window per session in bytes (see {@link SessionEventBuffers}) */
+    public SessionEventsFeed(String bootstrapServers, long windowBytes) {
+        this.buffers = new SessionEventBuffers(windowBytes);
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-session-events-" + UUID.randomUUID());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        consumer = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
+        thread = new Thread(this::run, "gateway-session-events");
+        thread.setDaemon(true);
+    }
+
+    /** Starts reading. */
+    public SessionEventsFeed start() {
+        thread.start();
+        return this;
+    }
+
+    /** The buffers it fills. */
+    public SessionEventBuffers buffers() {
+        return buffers;
+    }
+
+    /** True once it has read up to the end offsets it found when it started. */
+    public boolean caughtUp() {
+        return caughtUp.getCount() == 0;
+    }
+
+    /** Waits until {@link #caughtUp()}; false on timeout. */
+    public boolean awaitCaughtUp(Duration timeout) throws InterruptedException {
+        return caughtUp.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void run() {
+        Deserializer<Event> events = Topics.eventSerde().deserializer();
+        try {
+            List<TopicPartition> parts = consumer.partitionsFor(Topics.EVENTS.name(), Duration.ofSeconds(60)).stream()
+                    .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = consumer.endOffsets(parts);
+            while (running) {
+                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    Event e;
+                    try {
+                        e = events.deserialize(r.topic(), r.value());
+                    } catch (RuntimeException ex) {
+                        continue;
+                    }
+                    if (e != null) buffers.add(e, r.serializedValueSize(), EventJson.toJson(e).toString());
+                }
+                if (!caughtUp()) {
+                    boolean done = true;
+                    for (TopicPartition tp : parts) done &= consumer.position(tp) >= end.get(tp);
+                    if (done) caughtUp.countDown();
+                }
+            }
+        } catch (WakeupException e) {
+            // closing
+        } catch (RuntimeException e) {
+            LOG.error("the session-events feed stopped", e);
+        } finally {
+            consumer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        consumer.wakeup();
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

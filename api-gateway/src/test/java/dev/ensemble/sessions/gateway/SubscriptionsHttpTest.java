@@ -1,0 +1,178 @@
+package dev.ensemble.sessions.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
+import org.apache.kafka.clients.admin.Admin;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The subscription endpoints over HTTP against a real broker: a session's events after a cursor with a small window
+ * (persistent-sessions guide, "The output buffer": truncated when the cursor fell out of it), and the live stream
+ * (reconnecting with the last cursor: no gap, no duplicate; another account's events never show).
+ */
+class SubscriptionsHttpTest {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static KafkaTestCluster cluster;
+    static Gateway gateway;
+    static final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = KafkaTestCluster.start();
+        try (Admin admin = cluster.admin()) {
+            TopicAdmin.ensureTopics(admin, 2, (short) 1);
+        }
+        Path dir = Files.createTempDirectory("subs");
+        Tokens tokens = Tokens.inMemory();
+        tokens.register("t-ana", new Principal("acct-ana", "person", "ana"));
+        tokens.register("t-bo", new Principal("acct-bo", "person", "bo"));
+        gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1,
+                tokens, Clock.systemUTC())).withSessionEventWindowBytes(1500).start();
+        gateway.awaitReady(Duration.ofSeconds(60));
+    }
+
+    @AfterAll
+    static void stop() {
+        gateway.stop();
+        cluster.close();
+    }
+
+    static HttpResponse<String> get(String path, String token) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
+                .header("Authorization", "Bearer " + token).GET().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static void post(String token, String body) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events"))
+                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isBetween(200, 299);
+    }
+
+    static String claim(String account, String runId, String continueFrom) {
+        return "{\"eventId\":\"" + UUID.randomUUID() + "\",\"type\":\"RunClaimed\",\"account\":\"" + account + "\",\"space\":\"web:s\","
+                + "\"occurredAt\":\"2026-11-02T12:00:00Z\",\"source\":\"computer:laptop\",\"payload\":{\"runId\":\"" + runId + "\","
+                + "\"taskId\":\"task-" + runId + "\",\"computerId\":\"laptop\",\"agent\":\"claude-code\",\"kind\":\"TASK_RUN\","
+                + (continueFrom == null ? "" : "\"continueFromJobId\":\"" + continueFrom + "\",")
+                + "\"task\":{\"title\":\"Build the ranking API " + runId + "\",\"labels\":[],\"linkedTaskIds\":[]}}}";
+    }
+
+    static String status(String account, String runId, String status) {
+        return "{\"eventId\":\"" + UUID.randomUUID() + "\",\"type\":\"RunStatusChanged\",\"account\":\"" + account + "\",\"space\":\"web:s\","
+                + "\"occurredAt\":\"2026-11-02T12:01:00Z\",\"source\":\"computer:laptop\",\"payload\":{\"runId\":\"" + runId
+                + "\",\"status\":\"" + status + "\",\"filesChanged\":[]}}";
+    }
+
+    static JsonNode awaitEvents(String path, String token, int atLeast) throws Exception {
+        long until = System.currentTimeMillis() + 30_000;
+        while (true) {
+            HttpResponse<String> r = get(path, token);
+            if (r.statusCode() == 200) {
+                JsonNode n = JSON.readTree(r.body());
+                if (n.get("latest").asLong() >= atLeast || System.currentTimeMillis() > until) return n;
+            } else if (System.currentTimeMillis() > until) {
+                throw new AssertionError(r.statusCode() + " " + r.body());
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    @Test
+    void sessionEventsAfterACursorAndTruncatedOnceTheWindowRolledOver() throws Exception {
+        post("t-ana", claim("acct-ana", "r1", null));
+        post("t-ana", status("acct-ana", "r1", "WORKING"));
+        post("t-ana", status("acct-ana", "r1", "DONE"));
+        post("t-ana", claim("acct-ana", "r2", "r1")); // joins session r1
+        JsonNode all = awaitEvents("/api/agent/sessions/r1/events", "t-ana", 4);
+        assertThat(all.get("truncated").asBoolean()).isFalse();
+        assertThat(all.get("events")).hasSize(4);
+        assertThat(all.get("events").get(3).get("event").get("payload").get("runId").asText()).isEqualTo("r2");
+        JsonNode page = JSON.readTree(get("/api/agent/sessions/r1/events?after=2&limit=1", "t-ana").body());
+        assertThat(page.get("events")).hasSize(1);
+        assertThat(page.get("events").get(0).get("cursor").asText()).isEqualTo("3");
+        assertThat(page.get("next").asText()).isEqualTo("3");
+        JsonNode rest = JSON.readTree(get("/api/agent/sessions/r1/events?after=3", "t-ana").body());
+        assertThat(rest.get("events")).hasSize(1);
+        assertThat(rest.get("next").asText()).isEqualTo("4");
+        // another account does not see it
+        assertThat(get("/api/agent/sessions/r1/events", "t-bo").statusCode()).isEqualTo(404);
+        // the window (1,500 bytes) rolls over: a reader at cursor 2 lost events
+        for (int i = 0; i < 20; i++) post("t-ana", status("acct-ana", "r2", "WORKING"));
+        JsonNode rolled = awaitEvents("/api/agent/sessions/r1/events?after=2", "t-ana", 24);
+        assertThat(rolled.get("truncated").asBoolean()).isTrue();
+        long oldest = rolled.get("oldest").asLong();
+        assertThat(oldest).isGreaterThan(3);
+        assertThat(rolled.get("events").get(0).get("cursor").asLong()).isEqualTo(oldest);
+        JsonNode fresh = JSON.readTree(get("/api/agent/sessions/r1/events?after=" + rolled.get("next").asText(), "t-ana").body());
+        assertThat(fresh.get("truncated").asBoolean()).isFalse();
+        assertThat(fresh.get("events")).isEmpty();
+        assertThat(get("/api/agent/sessions/r1/events?after=x", "t-ana").statusCode()).isEqualTo(400);
+    }
+
+    /** Reads n SSE events (id, data) from the stream, then disconnects. */
+    static List<String[]> readStream(String token, String lastEventId, int n) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events/stream"))
+                .header("Authorization", "Bearer " + token).header("Accept", "text/event-stream").timeout(Duration.ofSeconds(30)).GET();
+        if (lastEventId != null) b.header("Last-Event-ID", lastEventId);
+        HttpResponse<InputStream> r = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(r.statusCode()).isEqualTo(200);
+        List<String[]> out = new ArrayList<>();
+        try (InputStream in = r.body(); BufferedReader rd = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String id = null, line;
+            while (out.size() < n && (line = rd.readLine()) != null) {
+                if (line.startsWith("id:")) id = line.substring(3).trim();
+                else if (line.startsWith("data:")) out.add(new String[]{id, line.substring(5).trim()});
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void theStreamResumesFromTheLastCursorWithNoGapAndNoDuplicate() throws Exception {
+        List<String> runs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            runs.add("s" + i);
+            post("t-bo", claim("acct-bo", "s" + i, null));
+            post("t-ana", claim("acct-ana", "other" + i, null)); // another account, maybe in the same partition
+        }
+        List<String[]> first = readStream("t-bo", null, 3);
+        assertThat(first).hasSize(3);
+        // more events arrive while the client is away
+        for (int i = 6; i < 9; i++) {
+            runs.add("s" + i);
+            post("t-bo", claim("acct-bo", "s" + i, null));
+        }
+        List<String[]> second = readStream("t-bo", first.get(2)[0], 6);
+        List<String> seen = new ArrayList<>();
+        for (String[] e : first) seen.add(JSON.readTree(e[1]).get("payload").get("runId").asText());
+        for (String[] e : second) seen.add(JSON.readTree(e[1]).get("payload").get("runId").asText());
+        assertThat(seen).isEqualTo(runs);
+        for (String[] e : second) assertThat(JSON.readTree(e[1]).get("account").asText()).isEqualTo("acct-bo");
+        // unauthenticated: 401
+        HttpResponse<String> anon = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events/stream"))
+                .GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(anon.statusCode()).isEqualTo(401);
+    }
+}
