@@ -64,7 +64,15 @@ final class EventStream implements AutoCloseable {
     void serve(SseClient client, String account) {
         String last = client.ctx().header("Last-Event-ID");
         String after = last != null && !last.isBlank() ? last : client.ctx().queryParam("after");
-        Cursor from = after == null || after.isBlank() ? null : Cursor.parse(after.trim());
+        Cursor from;
+        try {
+            from = after == null || after.isBlank() ? null : Cursor.parse(after.trim());
+        } catch (ApiError e) {
+            // the stream's headers are out already: the error is an SSE event named "error"
+            client.sendEvent("error", Gateway.error(e.code(), e.getMessage()).toString(), null);
+            client.close();
+            return;
+        }
         stream(client, account, from);
     }
 
