@@ -13,6 +13,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
+import dev.ensemble.sessions.deploy.examples.SessionEventsConsumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -28,12 +31,29 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** recalibrate reads the recorded decisions and outcomes from a real log, honours --since, and writes its report. */
+/**
+ * recalibrate reads the recorded decisions and outcomes from a real log, honours --since, and writes its report; the
+ * example consumer of docs/events.md reads the same log.
+ */
+@org.junit.jupiter.api.TestMethodOrder(org.junit.jupiter.api.MethodOrderer.OrderAnnotation.class)
 class RecalibrateCommandTest {
+    static KafkaTestCluster cluster;
+
+    @BeforeAll
+    static void start() {
+        cluster = KafkaTestCluster.start();
+        cluster.createTopics(2, Topics.EVENTS);
+    }
+
+    @AfterAll
+    static void stop() {
+        cluster.close();
+    }
+
     @Test
+    @org.junit.jupiter.api.Order(1)
     void readsRecordedDecisionsFromTheLog() throws Exception {
-        try (KafkaTestCluster cluster = KafkaTestCluster.start()) {
-            cluster.createTopics(2, Topics.EVENTS);
+        {
             try (KafkaProducer<String, Event> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()),
                     new StringSerializer(), Topics.eventSerde().serializer())) {
                 // an unsure decision (anchor 3 + warm 1 = 4) by two accounts, and one older than --since
@@ -58,6 +78,20 @@ class RecalibrateCommandTest {
                     .contains("| unsure | 2 | 0 |").contains("| confident | 2 | 2 |".replace("2 | 2", "0 | 2"));
             assertThat(Files.readString(dir.resolve("r.html"))).contains("<svg").contains("cand-1");
         }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Order(2)
+    void theExampleConsumerReadsTheLog() {
+        try (KafkaProducer<String, Event> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()),
+                new StringSerializer(), Topics.eventSerde().serializer())) {
+            send(p, "acct-c", "2026-11-01T10:00:00Z", decision("run-c"));
+            p.flush();
+        }
+        java.util.List<Event> seen = new java.util.ArrayList<>();
+        long n = SessionEventsConsumer.consume(cluster.bootstrapServers(), "example-test", Long.MAX_VALUE, java.time.Duration.ofSeconds(8), seen::add);
+        assertThat(n).isEqualTo(seen.size());
+        assertThat(seen).anySatisfy(e -> assertThat(e.getAccount()).isEqualTo("acct-c"));
     }
 
     static Object decision(String runId) {
