@@ -1,0 +1,235 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunStatus;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Rebuilding the views by replay (DESIGN.md §1) gives the live views back, key by key, after a random history of
+ * several accounts (chains, statuses, engine events, deletions); and also when the replaying process is killed
+ * (SIGKILL) half-way and the projector is started again.
+ */
+class ProjectorRebuildTest {
+    static final List<String> VIEWS = List.of(Topics.SESSIONS_VIEW.name(), Topics.CORPUS_VIEW.name());
+
+    @Test
+    void rebuiltViewsEqualTheLiveOnesAlsoAfterAKillMidReplay(@TempDir Path state) throws Exception {
+        try (KafkaTestCluster cluster = KafkaTestCluster.start(); Admin admin = cluster.admin()) {
+            TopicAdmin.ensureTopics(admin, 3, (short) 1);
+            int events = produceRandomHistory(cluster.bootstrapServers(), new Random(42), 3000);
+            Map<String, Object> fast = Map.of("commit.interval.ms", 100, "session.timeout.ms", 6000);
+
+            // live
+            try (Projector p = new Projector(cluster.bootstrapServers(), state, 1, fast)) {
+                p.start();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+            }
+            Map<String, Object> live = latest(cluster.bootstrapServers(), Map.of());
+            assertThat(live.keySet()).anyMatch(k -> k.startsWith(Topics.SESSIONS_VIEW.name())).anyMatch(k -> k.startsWith(Topics.CORPUS_VIEW.name()));
+
+            // rebuild
+            Map<TopicPartition, Long> mark = ends(cluster.bootstrapServers());
+            assertThat(ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30))).isEqualTo(events);
+            try (Projector p = new Projector(cluster.bootstrapServers(), state, 1, fast)) {
+                p.start();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+            }
+            assertSameViews("rebuild", live, latest(cluster.bootstrapServers(), mark));
+
+            // rebuild again, killed half-way, then started again
+            Map<TopicPartition, Long> mark2 = ends(cluster.bootstrapServers());
+            ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+                    "-cp", System.getProperty("java.class.path"), RebuildChild.class.getName(), cluster.bootstrapServers(), state.toString())
+                    .redirectErrorStream(true).redirectOutput(state.resolveSibling(state.getFileName() + "-child.log").toFile()).start();
+            AtomicLong processed = new AtomicLong();
+            long until = System.currentTimeMillis() + 120_000;
+            while (processed.get() < events / 5 && System.currentTimeMillis() < until && child.isAlive()) {
+                ProjectorRebuild.awaitCaughtUp(admin, Duration.ZERO, processed::set);
+                Thread.sleep(50);
+            }
+            child.destroyForcibly().waitFor();
+            assertThat(processed.get()).as("killed mid-replay").isBetween((long) events / 5, (long) events - 1);
+            try (Projector p = new Projector(cluster.bootstrapServers(), state, 1, fast)) {
+                p.start();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(180), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+            }
+            assertSameViews("rebuild killed and started again", live, latest(cluster.bootstrapServers(), mark2));
+        }
+    }
+
+    /** Several accounts' runs: new sessions, continued ones, statuses, engine events, and some deletions. */
+    static int produceRandomHistory(String bootstrap, Random rnd, int n) throws Exception {
+        List<String> accounts = List.of("acct-ana", "acct-bo", "acct-cy", "acct-dee");
+        Map<String, List<String>> runs = new HashMap<>();
+        List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
+        try (KafkaProducer<String, Event> p = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap), new StringSerializer(),
+                Topics.eventSerde().serializer())) {
+            for (int i = 0; i < n; i++) {
+                String acct = accounts.get(rnd.nextInt(accounts.size()));
+                List<String> mine = runs.computeIfAbsent(acct, a -> new ArrayList<>());
+                Event e;
+                int kind = mine.isEmpty() ? 0 : rnd.nextInt(10);
+                String some = mine.isEmpty() ? null : mine.get(rnd.nextInt(mine.size()));
+                if (kind <= 2) {
+                    String run = acct + "-r" + i;
+                    e = ChainFixture.claimed(run, kind == 0 || some == null ? null : some, "Task " + rnd.nextInt(50) + " ranking api " + i, i);
+                    mine.add(run);
+                } else if (kind <= 5) {
+                    e = ChainFixture.status(some, RunStatus.values()[rnd.nextInt(RunStatus.values().length)], i);
+                } else if (kind <= 8) {
+                    e = ChainFixture.engine(some, "agent-" + some, (long) rnd.nextInt(100_000), 200_000L, i);
+                } else {
+                    e = ChainFixture.deleted(some, i);
+                }
+                e = Event.newBuilder(e).setAccount(acct).build();
+                sent.add(p.send(new ProducerRecord<>(Topics.EVENTS.name(), acct, e)));
+            }
+            p.flush();
+            for (var f : sent) f.get();
+        }
+        return n;
+    }
+
+    /** Key by key; on a difference, names the first keys that differ (values are long). */
+    static void assertSameViews(String what, Map<String, Object> live, Map<String, Object> rebuilt) {
+        List<String> missing = live.keySet().stream().filter(k -> !rebuilt.containsKey(k)).sorted().limit(5).toList();
+        List<String> extra = rebuilt.keySet().stream().filter(k -> !live.containsKey(k)).sorted().limit(5).toList();
+        List<String> differ = live.keySet().stream().filter(k -> rebuilt.containsKey(k) && !rebuilt.get(k).equals(live.get(k))).sorted().toList();
+        assertThat(missing).as(what + ": keys missing").isEmpty();
+        assertThat(extra).as(what + ": keys not live").isEmpty();
+        assertThat(differ).as(what + ": " + differ.size() + " of " + live.size() + " values differ" + firstDifference(differ, live, rebuilt)).isEmpty();
+    }
+
+    private static String firstDifference(List<String> differ, Map<String, Object> live, Map<String, Object> rebuilt) {
+        if (differ.isEmpty()) return "";
+        Object a = live.get(differ.get(0)), b = rebuilt.get(differ.get(0));
+        if (a instanceof List<?> x && b instanceof List<?> y) {
+            for (int i = 0; i < Math.min(x.size(), y.size()); i++) {
+                if (!java.util.Objects.equals(x.get(i), y.get(i))) {
+                    return "; first at element " + i + " of " + x.size() + "/" + y.size() + ": live " + String.valueOf(x.get(i)).substring(0, Math.min(200, String.valueOf(x.get(i)).length()))
+                            + " rebuilt " + String.valueOf(y.get(i)).substring(0, Math.min(200, String.valueOf(y.get(i)).length()));
+                }
+            }
+            return "; sizes " + x.size() + "/" + y.size();
+        }
+        return "";
+    }
+
+    static Map<TopicPartition, Long> ends(String bootstrap) {
+        try (KafkaConsumer<String, byte[]> c = consumer(bootstrap)) {
+            List<TopicPartition> parts = new ArrayList<>();
+            for (String t : VIEWS) c.partitionsFor(t).forEach(i -> parts.add(new TopicPartition(t, i.partition())));
+            return c.endOffsets(parts);
+        }
+    }
+
+    /**
+     * The latest value of each view key (topic|key → the decoded view record) among the records at or after
+     * {@code from}. Decoded, because a view's Avro maps (the corpus' term counts) may be encoded in another order with
+     * the same content: session views are compared as JSON trees (an object's fields have no order), rarity tables by
+     * {@link #canonicalStats}.
+     */
+    static Map<String, Object> latest(String bootstrap, Map<TopicPartition, Long> from) {
+        Map<String, Object> out = new HashMap<>();
+        var sessions = Topics.SESSIONS_VIEW.valueSerde().deserializer();
+        var corpus = Topics.CORPUS_VIEW.valueSerde().deserializer();
+        try (KafkaConsumer<String, byte[]> c = consumer(bootstrap)) {
+            List<TopicPartition> parts = new ArrayList<>();
+            for (String t : VIEWS) c.partitionsFor(t).forEach(i -> parts.add(new TopicPartition(t, i.partition())));
+            c.assign(parts);
+            Map<TopicPartition, Long> end = c.endOffsets(parts);
+            for (TopicPartition tp : parts) c.seek(tp, from.getOrDefault(tp, 0L));
+            long until = System.currentTimeMillis() + 60_000;
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
+                for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    if (r.topic().equals(Topics.SESSIONS_VIEW.name())) {
+                        out.put(r.topic() + "|" + r.key(), dev.ensemble.sessions.schema.EventJson.recordToJson(sessions.deserialize(r.topic(), r.value())));
+                    } else {
+                        dev.ensemble.sessions.views.CorpusView v = corpus.deserialize(r.topic(), r.value());
+                        List<Object> c2 = new ArrayList<>(List.of(v.getAccount(), v.getComputerId(), v.getSequence(), v.getTasks()));
+                        c2.addAll(canonicalStats(v.getStats()));
+                        out.put(r.topic() + "|" + r.key(), c2);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A rarity table's window as a list of (task id, sorted terms, sorted anchors), from CorpusStats' binary form: the
+     * order of a task's terms in that form follows a hash set's, which may differ between a live and a rebuilt table
+     * with the same content.
+     */
+    static List<Object> canonicalStats(java.nio.ByteBuffer buf) {
+        byte[] data = new byte[buf.remaining()];
+        buf.duplicate().get(data);
+        List<Object> out = new ArrayList<>();
+        try (java.io.DataInputStream in = new java.io.DataInputStream(new java.util.zip.InflaterInputStream(new java.io.ByteArrayInputStream(data)))) {
+            out.add(in.readInt());
+            if (in.readBoolean()) out.add(in.readUTF());
+            if (in.readBoolean()) out.add(in.readUTF());
+            out.add(in.readInt());
+            String[] dict = new String[in.readInt()];
+            for (int i = 0; i < dict.length; i++) dict[i] = in.readUTF();
+            int n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                out.add(in.readUTF());
+                for (int k = 0; k < 2; k++) {
+                    java.util.TreeSet<String> set = new java.util.TreeSet<>();
+                    int m = varint(in);
+                    for (int j = 0; j < m; j++) set.add(dict[varint(in)]);
+                    out.add(List.copyOf(set));
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    static int varint(java.io.DataInputStream in) throws java.io.IOException {
+        int v = 0, shift = 0;
+        while (true) {
+            int b = in.readUnsignedByte();
+            v |= (b & 0x7F) << shift;
+            if ((b & 0x80) == 0) return v;
+            shift += 7;
+        }
+    }
+
+    static KafkaConsumer<String, byte[]> consumer(String bootstrap) {
+        return new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 16 * 1024 * 1024),
+                new StringDeserializer(), new ByteArrayDeserializer());
+    }
+}
