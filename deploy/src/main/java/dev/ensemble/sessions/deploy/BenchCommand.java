@@ -24,6 +24,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--set", description = "a Kafka Streams setting for the projector, key=value (repeatable), e.g. commit.interval.ms=1000")
     java.util.Map<String, String> settings = new java.util.HashMap<>();
 
+    @Option(names = "--recalibrate-decisions", defaultValue = "100000", description = "synthetic recorded decisions to recalibrate after the rebuild (default ${DEFAULT-VALUE}); 0 skips the replay benchmarks")
+    int recalibrateDecisions;
+
     @Override
     public Integer call() throws Exception {
         Path dir = Files.createTempDirectory("ensemble-bench");
@@ -38,6 +41,9 @@ final class BenchCommand implements Callable<Integer> {
             System.out.println("projector settings: " + (settings.isEmpty() ? "defaults" : settings));
             System.out.printf("| %,d | %d | %.1f | %,.0f | %d | %d | %d | %,d |%n", r.events(), partitions, r.seconds(),
                     r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
+            if (recalibrateDecisions > 0) {
+                ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), new java.util.HashMap<>(settings), recalibrateDecisions, System.out);
+            }
         } finally {
             deleteQuietly(dir);
         }
