@@ -1,8 +1,13 @@
 package dev.ensemble.sessions.schema;
 
+import dev.ensemble.sessions.commands.CleanupCommand;
 import dev.ensemble.sessions.events.EngineEvent;
 import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.views.DeletionAudit;
+import dev.ensemble.sessions.views.DeletionState;
 import dev.ensemble.sessions.views.ParkedEvents;
+import dev.ensemble.sessions.views.RetirementView;
+import dev.ensemble.sessions.views.RunFacts;
 import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.avro.Schema;
@@ -36,7 +41,9 @@ class SchemaEvolutionTest {
 
     @Test
     void everyCurrentSchemaIsAReleasedVersion() {
-        for (Schema current : List.of(Event.getClassSchema(), SessionView.getClassSchema(), RunRef.getClassSchema(), ParkedEvents.getClassSchema())) {
+        for (Schema current : List.of(Event.getClassSchema(), SessionView.getClassSchema(), RunRef.getClassSchema(), ParkedEvents.getClassSchema(),
+                RetirementView.getClassSchema(), DeletionAudit.getClassSchema(), DeletionState.getClassSchema(), RunFacts.getClassSchema(),
+                CleanupCommand.getClassSchema())) {
             List<Schema> released = SchemaHistory.versionsOf(current.getFullName());
             assertThat(released).as("released versions of %s", current.getFullName()).isNotEmpty();
             assertThat(released.stream().map(SchemaHistory::fingerprint))
