@@ -3,7 +3,12 @@ package dev.ensemble.sessions.projector;
 import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.views.DeletionAudit;
+import dev.ensemble.sessions.views.DeletionState;
 import dev.ensemble.sessions.views.ParkedEvents;
+import dev.ensemble.sessions.views.RetirementView;
+import dev.ensemble.sessions.views.RunFacts;
 import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.common.serialization.Serdes;
@@ -20,8 +25,11 @@ import java.util.Properties;
 
 /**
  * The projector service: one Kafka Streams application that folds the event log ({@code sessions.events},
- * key account) into the views (DESIGN.md §4). Today: session chains (guide §1), published on the compacted
- * topic {@code sessions.view.sessions} (key {@code <account>/<sessionId>}, partitioned by account).
+ * key account) into the views (DESIGN.md §4): session chains (guide §1) on {@code sessions.view.sessions},
+ * retirement (guide §5, §6) on {@code sessions.view.retirement}, the deletion audit on
+ * {@code sessions.view.deletion-audit} (compacted, keys {@code <account>/<id>}, partitioned by account); and,
+ * as the single writer of each account, the deletion guard's decisions, appended to {@code sessions.events}
+ * in the same exactly-once transaction.
  *
  * <p>Life cycle: {@link #start()} runs the application until {@link #stop()}; startable alone against any
  * bootstrap servers, or together with the other services by the local launcher.
@@ -33,6 +41,7 @@ public final class Projector implements AutoCloseable {
     public static final String APPLICATION_ID = "ensemble-projector";
 
     private final Properties properties;
+    private final RetirementRules.Config rules;
     private KafkaStreams streams;
 
     /**
@@ -42,31 +51,82 @@ public final class Projector implements AutoCloseable {
      * @param overrides         further Streams settings, applied last
      */
     public Projector(String bootstrapServers, Path stateDir, int replicationFactor, Map<String, ?> overrides) {
-        this.properties = StreamsDefaults.properties(APPLICATION_ID, bootstrapServers, stateDir, replicationFactor, overrides);
+        this(bootstrapServers, stateDir, replicationFactor, overrides, RetirementRules.Config.defaults());
     }
 
     /**
-     * The projector's topology: source {@code sessions.events} → processor {@code session-chains} (stores
-     * event-ids, session-chains, run-index, parked-runs) → sink {@code sessions.view.sessions}. Both
-     * {@link #start()} and the tests build it here.
+     * @param rules the retirement rules' numbers, e.g. {@code Config.defaults().withCompletedWindow(Duration.ofDays(14))}
      */
+    public Projector(String bootstrapServers, Path stateDir, int replicationFactor, Map<String, ?> overrides,
+                     RetirementRules.Config rules) {
+        this.properties = StreamsDefaults.properties(APPLICATION_ID, bootstrapServers, stateDir, replicationFactor, overrides);
+        this.rules = rules;
+    }
+
+    /** The topology with the default {@link RetirementRules.Config}. */
     public static Topology buildTopology() {
+        return buildTopology(RetirementRules.Config.defaults());
+    }
+
+    /**
+     * The projector's topology; both {@link #start()} and the tests build it here.
+     * <pre>
+     * sessions.events → deletion-guard ──→ session-chains ──→ sessions.view.sessions
+     *                        │   │   │            └──────────→ retirement ──→ sessions.view.retirement
+     *                        │   │   └───────────────────────→ retirement
+     *                        │   └→ sessions.view.deletion-audit
+     *                        └→ sessions.events (its own decisions, in the same transaction)
+     * </pre>
+     * The deletion guard ({@link DeletionProcessor}) meets every event first: it refuses foreign deletion
+     * decisions, folds the facts the retirement rules need, passes the event on to the session chains
+     * ({@link SessionChainProcessor}), then decides deletion requests and records computers' answers. Stores:
+     * event-ids, session-chains, run-index, task-sessions, parked-runs (chains); run-facts, task-states,
+     * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views.
+     *
+     * @param rules the retirement rules' numbers (the completed window)
+     */
+    public static Topology buildTopology(RetirementRules.Config rules) {
+        String guard = "deletion-guard";
+        String chains = DeletionProcessor.CHAINS;
+        String retirement = DeletionProcessor.RETIREMENT;
         Topology t = new Topology();
         t.addSource("events-source", Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        t.addProcessor("session-chains", SessionChainProcessor::new, "events-source");
+        t.addProcessor(guard, () -> new DeletionProcessor(rules), "events-source");
+        t.addProcessor(chains, SessionChainProcessor::new, guard);
+        t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.EVENT_IDS),
-                Serdes.String(), Serdes.Long()), "session-chains");
+                Serdes.String(), Serdes.Long()), chains, guard);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.SESSION_CHAINS),
-                Serdes.String(), AvroSerde.of(SessionView.class)), "session-chains");
+                Serdes.String(), AvroSerde.of(SessionView.class)), chains, guard, retirement);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.RUN_INDEX),
-                Serdes.String(), AvroSerde.of(RunRef.class)), "session-chains");
+                Serdes.String(), AvroSerde.of(RunRef.class)), chains, guard);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.TASK_SESSIONS),
-                Serdes.String(), Serdes.String()), "session-chains");
+                Serdes.String(), Serdes.String()), chains);
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.PARKED_RUNS),
-                Serdes.String(), AvroSerde.of(ParkedEvents.class)), "session-chains");
+                Serdes.String(), AvroSerde.of(ParkedEvents.class)), chains);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.RUN_FACTS),
+                Serdes.String(), AvroSerde.of(RunFacts.class)), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.TASK_STATES),
+                Serdes.String(), AvroSerde.of(Event.class)), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.COMPUTER_STATES),
+                Serdes.String(), AvroSerde.of(Event.class)), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.COMPUTER_SESSIONS),
+                Serdes.String(), Serdes.String()), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.DELETION_STATES),
+                Serdes.String(), AvroSerde.of(DeletionState.class)), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.DELETION_AUDIT),
+                Serdes.String(), AvroSerde.of(DeletionAudit.class)), guard);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.RETIREMENT_VIEWS),
+                Serdes.String(), AvroSerde.of(RetirementView.class)), retirement);
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
-                Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "session-chains");
+                Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), chains);
+        t.addSink("retirement-view-sink", Topics.RETIREMENT_VIEW.name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
+                Topics.RETIREMENT_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), retirement);
+        t.addSink(DeletionProcessor.AUDIT_SINK, Topics.DELETION_AUDIT.name(), Topics.DELETION_AUDIT.keySerde().serializer(),
+                Topics.DELETION_AUDIT.valueSerde().serializer(), new AccountPartitioner<>(), guard);
+        t.addSink(DeletionProcessor.EVENTS_SINK, Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(),
+                Topics.EVENTS.valueSerde().serializer(), new AccountPartitioner<>(), guard);
         return t;
     }
 
@@ -75,7 +135,7 @@ public final class Projector implements AutoCloseable {
         if (streams != null) {
             return;
         }
-        streams = new KafkaStreams(buildTopology(), properties);
+        streams = new KafkaStreams(buildTopology(rules), properties);
         streams.setUncaughtExceptionHandler(ex -> {
             LOG.error("projector stream thread failed; replacing it", ex);
             return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
