@@ -136,7 +136,12 @@ public final class SessionReads implements AutoCloseable {
     }
 
     private ReadOnlyKeyValueStore<String, SessionView> store() {
-        return streams.store(StoreQueryParameters.fromNameAndType(STORE, QueryableStoreTypes.keyValueStore()));
+        try {
+            return streams.store(StoreQueryParameters.fromNameAndType(STORE, QueryableStoreTypes.keyValueStore()));
+        } catch (org.apache.kafka.streams.errors.InvalidStateStoreException e) {
+            throw new ApiError(503, "starting", "the session views are being loaded (" + streams.state()
+                    + "); try again in a few seconds");
+        }
     }
 
     /** The Streams instance (state, metrics). */
@@ -146,6 +151,6 @@ public final class SessionReads implements AutoCloseable {
 
     @Override
     public void close() {
-        streams.close(Duration.ofSeconds(30));
+        StreamsDefaults.close(streams, Duration.ofSeconds(30));
     }
 }

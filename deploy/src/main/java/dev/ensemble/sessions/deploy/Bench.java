@@ -53,8 +53,9 @@ public final class Bench {
      * @param events     how many events to replay
      * @param accounts   how many accounts they spread over
      * @param partitions partitions of the event log
+     * @param streamsOverrides Kafka Streams settings for the projector (e.g. commit.interval.ms)
      */
-    public record Settings(int events, int accounts, int partitions) {
+    public record Settings(int events, int accounts, int partitions, Map<String, Object> streamsOverrides) {
     }
 
     /** What one run measured. */
@@ -79,7 +80,7 @@ public final class Bench {
         Thread lagReader = new Thread(() -> readLags(bootstrapServers, done, lags, lagCount), "bench-lag");
         lagReader.start();
 
-        try (Projector projector = new Projector(bootstrapServers, stateDir, 1, Map.of())) {
+        try (Projector projector = new Projector(bootstrapServers, stateDir, 1, s.streamsOverrides())) {
             projector.start();
             while (projector.streams().state() != org.apache.kafka.streams.KafkaStreams.State.RUNNING) {
                 Thread.sleep(50);

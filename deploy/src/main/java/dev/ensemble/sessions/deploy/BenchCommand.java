@@ -21,6 +21,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--partitions", defaultValue = "6", description = "partitions of the event log (default ${DEFAULT-VALUE})")
     int partitions;
 
+    @Option(names = "--set", description = "a Kafka Streams setting for the projector, key=value (repeatable), e.g. commit.interval.ms=1000")
+    java.util.Map<String, String> settings = new java.util.HashMap<>();
+
     @Override
     public Integer call() throws Exception {
         Path dir = Files.createTempDirectory("ensemble-bench");
@@ -28,10 +31,11 @@ final class BenchCommand implements Callable<Integer> {
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
             kafka.waitUntilReady(java.time.Duration.ofSeconds(60));
             Bench.Result r = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
-                    new Bench.Settings(events, accounts, partitions), System.out);
+                    new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings)), System.out);
             System.out.println();
             System.out.println("| events | partitions | seconds | sustained events/s | lag p50 ms | lag p99 ms | lag max ms | view updates |");
             System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
+            System.out.println("projector settings: " + (settings.isEmpty() ? "defaults" : settings));
             System.out.printf("| %,d | %d | %.1f | %,.0f | %d | %d | %d | %,d |%n", r.events(), partitions, r.seconds(),
                     r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
         } finally {

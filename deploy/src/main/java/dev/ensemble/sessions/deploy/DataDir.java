@@ -28,10 +28,6 @@ record DataDir(Path root) {
         return home().resolve(".ensemble-sessions");
     }
 
-    Path kafka() {
-        return root.resolve("kafka");
-    }
-
     Path state(String service) {
         return root.resolve("state").resolve(service);
     }

@@ -83,11 +83,11 @@ final class UpCommand implements Callable<Integer> {
         try {
             String bootstrap = bootstrapServers;
             if (bootstrap == null) {
-                LocalKafka kafka = LocalKafka.start(data.kafka(), kafkaPort);
+                LocalKafka kafka = LocalKafka.start(data.root(), kafkaPort);
                 running.add(kafka);
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
-                System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + data.kafka());
+                System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + kafka.dataDir());
             }
             try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
                 TopicAdmin.ensureTopics(admin, Topics.DEFAULT_PARTITIONS, replicationFactor);
@@ -116,7 +116,7 @@ final class UpCommand implements Callable<Integer> {
                         data.importState("import-state.json"));
                 ComputerAgent agent = new ComputerAgent(bootstrap, config, claude, codex, Duration.ofSeconds(pollSeconds),
                         new ImportProgressBar(System.out));
-                running.add(agent);
+                running.add(agent::stop);
                 System.out.println("Importing agent sessions from " + describe(claude) + " and " + describe(codex)
                         + " (and keeping them up to date)");
                 agent.start();

@@ -152,7 +152,7 @@ public final class Projector implements AutoCloseable {
     /** Stops the application, committing what it processed; waits up to 30 s. */
     public synchronized void stop() {
         if (streams != null) {
-            streams.close(Duration.ofSeconds(30));
+            StreamsDefaults.close(streams, Duration.ofSeconds(30));
             streams = null;
             LOG.info("projector stopped");
         }

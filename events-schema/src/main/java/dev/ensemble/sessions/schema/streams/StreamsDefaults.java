@@ -62,6 +62,15 @@ public final class StreamsDefaults {
     }
 
     /**
+     * Closes a Streams instance cleanly: commits, and leaves its consumer group so that a restart (or the
+     * other instances) take its partitions at once instead of after the session timeout.
+     */
+    public static void close(org.apache.kafka.streams.KafkaStreams streams, java.time.Duration timeout) {
+        streams.close(org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
+                org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(timeout));
+    }
+
+    /**
      * Bounds the memory of every RocksDB store of this JVM with one shared 64 MiB block cache, which also
      * counts the memtables (RocksDB's WriteBufferManager), as the Kafka Streams memory-management guide
      * describes.

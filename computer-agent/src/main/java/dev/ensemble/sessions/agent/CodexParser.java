@@ -1,0 +1,287 @@
+package dev.ensemble.sessions.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ensemble.sessions.agent.ImportState.SessionState;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Codex CLI rollouts ({@code ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl}): lines of
+ * {@code {timestamp, type, payload}} with types session_meta, turn_context, response_item, event_msg, compacted.
+ *
+ * <ul>
+ *   <li>The session is {@code session_meta.id}; its folder the newest {@code cwd} (session_meta, turn_context);
+ *       its model the newest {@code turn_context.model}.</li>
+ *   <li>A real prompt is a {@code response_item} message of role user that is not one of the messages Codex
+ *       writes itself: {@code <environment_context>}, {@code <user_instructions>}, the AGENTS.md instructions
+ *       ({@code # AGENTS.md instructions for ...}), {@code <turn_aborted>}, {@code <user_shell_command>}. (The
+ *       {@code user_message} event repeats it and is not counted again.)</li>
+ *   <li>Each {@code token_count} event with non-null {@code info} is one reply: {@code total_token_usage} is
+ *       cumulative, so the fill is {@code last_token_usage.input_tokens} over {@code model_context_window}; the
+ *       run's tokens add {@code last_token_usage} input and output tokens.</li>
+ *   <li>A turn ended with a {@code task_complete} (or {@code turn_aborted}) event.</li>
+ *   <li>Files changed are the paths in {@code apply_patch} inputs ({@code *** Add/Update/Delete File:},
+ *       {@code *** Move to:}), made absolute against the session's folder.</li>
+ *   <li>A rollout whose session_meta says it is a sub-agent's thread ({@code source.subagent}) is not a session
+ *       of its own.</li>
+ *   <li>Early rollouts (a first line {@code {id, timestamp, instructions}}, then bare response items and
+ *       {@code record_type} lines) are read the same way; their lines have no times of their own.</li>
+ * </ul>
+ */
+final class CodexParser extends SessionParser {
+    static final String AGENT = "codex";
+    static final Set<String> KNOWN_TYPES = Set.of("session_meta", "response_item", "event_msg", "turn_context", "compacted");
+    static final Set<String> BARE_ITEMS = Set.of("message", "reasoning", "function_call", "function_call_output",
+            "custom_tool_call", "custom_tool_call_output", "local_shell_call", "web_search_call");
+    /** Text a user message starts with when Codex wrote it, not the person. */
+    static final List<String> NOT_PROMPTS = List.of("<environment_context>", "<user_instructions>", "<INSTRUCTIONS>",
+            "# AGENTS.md instructions for ", "<turn_aborted>", "<user_shell_command>");
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    CodexParser(SessionState state, EventFactory events, String fallbackSessionId, long fallbackAt) {
+        super(AGENT, state, events, fallbackSessionId, fallbackAt);
+    }
+
+    /** Whether a parsed line is one of a Codex rollout's lines (current or early format). */
+    static boolean recognizes(JsonNode line, long lineNo) {
+        String type = text(line, "type");
+        return (type != null && (KNOWN_TYPES.contains(type) || BARE_ITEMS.contains(type) && !line.has("payload")))
+                || line.has("record_type")
+                || (lineNo == 1 && type == null && line.has("id") && line.has("timestamp"));
+    }
+
+    @Override
+    Long windowForClaim(String model) {
+        return s.window;
+    }
+
+    @Override
+    boolean modelKnownAtPrompt() {
+        return s.model != null;
+    }
+
+    @Override
+    void line(JsonNode line, long lineNo) {
+        if (!recognizes(line, lineNo)) {
+            return;
+        }
+        s.recognized = true;
+        String type = text(line, "type");
+        JsonNode payload = line.path("payload");
+        if (type == null && line.has("id") && !line.has("record_type")) {
+            type = "session_meta"; // early format: the first line is the session
+            payload = line;
+        } else if (type != null && BARE_ITEMS.contains(type) && !line.has("payload")) {
+            type = "response_item";
+            payload = line;
+        } else if (type == null) {
+            return; // early format's {"record_type": "state"} lines
+        }
+        if (s.subAgent) {
+            return; // a sub-agent's thread: nothing in it is this computer's session
+        }
+        long at = time(line);
+        switch (type) {
+            case "session_meta" -> sessionMeta(payload);
+            case "turn_context" -> {
+                String cwd = text(payload, "cwd");
+                if (cwd != null && !cwd.isBlank()) {
+                    s.cwd = cwd;
+                }
+                model(text(payload, "model"));
+            }
+            case "event_msg" -> event(payload, at, lineNo);
+            case "response_item" -> item(payload, at);
+            default -> {
+                // compacted: the history Codex keeps after compaction; no run data
+            }
+        }
+    }
+
+    private void sessionMeta(JsonNode meta) {
+        String id = text(meta, "id");
+        if (id != null && s.sessionId == null) {
+            s.sessionId = id;
+        } else if (id != null && !id.equals(s.sessionId)) {
+            return; // a later session_meta names the session this one was forked from
+        }
+        String cwd = text(meta, "cwd");
+        if (cwd != null && !cwd.isBlank()) {
+            s.cwd = cwd;
+        }
+        JsonNode source = meta.get("source");
+        if (source != null && source.isObject() && source.has("subagent")) {
+            s.subAgent = true;
+            s.sidechainSeen = true;
+        }
+    }
+
+    private void event(JsonNode p, long at, long lineNo) {
+        String kind = text(p, "type");
+        if (kind == null) {
+            return;
+        }
+        switch (kind) {
+            case "task_started" -> {
+                Long window = number(p, "model_context_window");
+                if (window != null) {
+                    s.window = window;
+                }
+            }
+            case "token_count" -> {
+                JsonNode info = p.get("info");
+                if (info == null || !info.isObject()) {
+                    return;
+                }
+                Long window = number(info, "model_context_window");
+                if (window != null) {
+                    s.window = window;
+                }
+                JsonNode last = info.path("last_token_usage");
+                Long used = number(last, "input_tokens");
+                touch(at);
+                reply("line-" + lineNo, at, count(last, "input_tokens"), count(last, "output_tokens"), used,
+                        s.window, s.model);
+            }
+            case "task_complete", "turn_aborted" -> {
+                touch(at);
+                assistantText(text(p, "last_agent_message"));
+                ended(true);
+            }
+            case "agent_message" -> {
+                touch(at);
+                assistantText(text(p, "message"));
+            }
+            case "user_message" -> {
+                // repeats the prompt's response_item
+            }
+            default -> touch(at);
+        }
+    }
+
+    private void item(JsonNode p, long at) {
+        String kind = text(p, "type");
+        if ("message".equals(kind)) {
+            String role = text(p, "role");
+            String text = content(p);
+            if ("user".equals(role)) {
+                String stripped = text.strip();
+                boolean image = hasImage(p);
+                if (stripped.isEmpty() && !image || NOT_PROMPTS.stream().anyMatch(stripped::startsWith)) {
+                    return;
+                }
+                prompt(String.valueOf(s.prompts + 1), at, text, image, s.cwd);
+                return;
+            }
+            if (!"assistant".equals(role)) {
+                return; // developer and system messages
+            }
+            assistantText(text);
+        } else if ("custom_tool_call".equals(kind) && "apply_patch".equals(text(p, "name"))) {
+            patch(text(p, "input"));
+        } else if ("function_call".equals(kind) || "local_shell_call".equals(kind)) {
+            patch(patchOf(p));
+        }
+        touch(at);
+        ended(false);
+    }
+
+    /** The patch text of an apply_patch function call ({@code apply_patch} by name, or run through the shell). */
+    private static String patchOf(JsonNode call) {
+        JsonNode args = call.get("arguments");
+        JsonNode parsed = call.get("action");
+        if (args != null && args.isTextual()) {
+            try {
+                parsed = MAPPER.readTree(args.asText());
+            } catch (java.io.IOException e) {
+                return null; // arguments that are not JSON hold no patch we can read
+            }
+        }
+        if (parsed == null) {
+            return null;
+        }
+        if ("apply_patch".equals(text(call, "name"))) {
+            String input = text(parsed, "input");
+            return input != null ? input : text(parsed, "patch");
+        }
+        JsonNode command = parsed.get("command");
+        if (command != null && command.isArray()) {
+            for (int i = 0; i + 1 < command.size(); i++) {
+                if ("apply_patch".equals(command.get(i).asText())) {
+                    return command.get(i + 1).asText();
+                }
+            }
+            String last = command.size() > 0 ? command.get(command.size() - 1).asText() : "";
+            int start = last.indexOf("*** Begin Patch");
+            if (last.contains("apply_patch") && start >= 0) {
+                return last.substring(start);
+            }
+        }
+        return null;
+    }
+
+    private void patch(String patch) {
+        for (String path : patchPaths(patch)) {
+            fileChanged(absolute(path));
+        }
+    }
+
+    /** The paths an apply_patch text adds, updates, deletes or moves to, in order. */
+    static List<String> patchPaths(String patch) {
+        List<String> paths = new ArrayList<>();
+        if (patch == null) {
+            return paths;
+        }
+        for (String line : patch.split("\\R")) {
+            for (String marker : new String[] {"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "}) {
+                if (line.startsWith(marker)) {
+                    String path = line.substring(marker.length()).strip();
+                    if (!path.isEmpty() && !paths.contains(path)) {
+                        paths.add(path);
+                    }
+                }
+            }
+        }
+        return paths;
+    }
+
+    private String absolute(String path) {
+        boolean absolute = path.startsWith("/") || path.startsWith("\\") || path.matches("^[A-Za-z]:[\\\\/].*");
+        if (absolute || s.cwd == null) {
+            return path;
+        }
+        String rel = path.startsWith("./") ? path.substring(2) : path;
+        return s.cwd.endsWith("/") ? s.cwd + rel : s.cwd + "/" + rel;
+    }
+
+    private static String content(JsonNode message) {
+        JsonNode content = message.get("content");
+        if (content == null) {
+            return "";
+        }
+        if (content.isTextual()) {
+            return content.asText();
+        }
+        StringBuilder b = new StringBuilder();
+        for (JsonNode block : content) {
+            String kind = text(block, "type");
+            if (("input_text".equals(kind) || "output_text".equals(kind) || "text".equals(kind)) && text(block, "text") != null) {
+                b.append(b.length() > 0 ? "\n" : "").append(text(block, "text"));
+            }
+        }
+        return b.toString();
+    }
+
+    private static boolean hasImage(JsonNode message) {
+        for (JsonNode block : message.path("content")) {
+            String kind = text(block, "type");
+            if ("input_image".equals(kind) || "image".equals(kind)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,199 @@
+package dev.ensemble.sessions.agent;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The service on a person's computer (DESIGN.md section 2, {@code computer-agent}): it imports the agents' own
+ * stores as runs and engine events and keeps doing so as they change, writing to the event log through a
+ * {@link KafkaEventSink}.
+ *
+ * <p>Life cycle: {@link #start()} sends a {@code ComputerStatus} (online, capabilities {@code sessionDelete: 1},
+ * guide section 6), then imports once at once and again every poll interval (default 5 s). Each import only
+ * looks at files' sizes and modification times and reads what grew (see {@link StoreImporter}); polling is
+ * simple and works the same on every file system. {@link #stop()} lets a running import finish, sends
+ * {@code ComputerStatus} offline, flushes and closes the producer. A failed import is logged, kept in
+ * {@link #lastError()}, and tried again at the next poll; its events are sent again then with the same ids.
+ *
+ * <p>Deletion seam: carrying out deletions in the agents' stores (guide section 6: consume
+ * {@code SessionDeletionAccepted} for this computer, remove the transcripts, answer with
+ * {@code SessionDeletedOnComputer}) is not built yet; it belongs in this class next to the import loop, and the
+ * importer already forgets transcripts that disappeared. Until then the advertised {@code sessionDelete: 1}
+ * promises more than this class does.
+ */
+public final class ComputerAgent {
+    /** The default poll interval. */
+    public static final Duration DEFAULT_POLL = Duration.ofSeconds(5);
+    /** What this computer reports it can do. */
+    public static final Map<String, Integer> CAPABILITIES = Map.of("sessionDelete", 1);
+    private static final Logger log = LoggerFactory.getLogger(ComputerAgent.class);
+
+    private final String bootstrapServers;
+    private final ImportConfig config;
+    private final List<Path> claudeDirs;
+    private final List<Path> codexDirs;
+    private final Duration pollInterval;
+    private final StoreImporter importer;
+    private final EventFactory events;
+    private KafkaEventSink sink;
+    private ScheduledExecutorService scheduler;
+    private volatile ImportSummary lastSummary;
+    private volatile RuntimeException lastError;
+
+    /** An agent polling every {@link #DEFAULT_POLL}. */
+    public ComputerAgent(String bootstrapServers, ImportConfig config, List<Path> claudeDirs, List<Path> codexDirs) {
+        this(bootstrapServers, config, claudeDirs, codexDirs, DEFAULT_POLL, ImportProgress.NONE);
+    }
+
+    /**
+     * @param bootstrapServers the Kafka cluster
+     * @param config           account, computer id, clock and state file
+     * @param claudeDirs       Claude Code {@code projects} folders (see {@link #defaultClaudeDirs()})
+     * @param codexDirs        Codex {@code sessions} folders (see {@link #defaultCodexDirs()})
+     * @param pollInterval     time between the end of one import and the start of the next
+     * @param progress         listener of each import
+     */
+    public ComputerAgent(String bootstrapServers, ImportConfig config, List<Path> claudeDirs, List<Path> codexDirs,
+                         Duration pollInterval, ImportProgress progress) {
+        this.bootstrapServers = Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+        this.config = Objects.requireNonNull(config, "config");
+        this.claudeDirs = List.copyOf(claudeDirs);
+        this.codexDirs = List.copyOf(codexDirs);
+        if (pollInterval.isNegative() || pollInterval.isZero()) {
+            throw new IllegalArgumentException("pollInterval must be positive: " + pollInterval);
+        }
+        this.pollInterval = pollInterval;
+        this.importer = new StoreImporter(config, progress);
+        this.events = new EventFactory(config);
+    }
+
+    /** Claude Code's projects folder: {@code $CLAUDE_CONFIG_DIR/projects}, else {@code ~/.claude/projects}. */
+    public static List<Path> defaultClaudeDirs() {
+        String dir = System.getenv("CLAUDE_CONFIG_DIR");
+        Path base = dir != null && !dir.isBlank() ? Path.of(dir) : Path.of(System.getProperty("user.home"), ".claude");
+        return List.of(base.resolve("projects"));
+    }
+
+    /** Codex's sessions folder: {@code $CODEX_HOME/sessions}, else {@code ~/.codex/sessions}. */
+    public static List<Path> defaultCodexDirs() {
+        String dir = System.getenv("CODEX_HOME");
+        Path base = dir != null && !dir.isBlank() ? Path.of(dir) : Path.of(System.getProperty("user.home"), ".codex");
+        return List.of(base.resolve("sessions"));
+    }
+
+    /**
+     * Connects, reports this computer online and starts importing (the first import right away, on the agent's
+     * own thread).
+     *
+     * @throws IllegalStateException when already started
+     */
+    public synchronized void start() {
+        if (scheduler != null) {
+            throw new IllegalStateException("the computer agent is already started");
+        }
+        sink = new KafkaEventSink(bootstrapServers, Map.of("client.id", "computer-agent-" + config.computerId()));
+        sink.accept(events.computerStatus(true, CAPABILITIES));
+        scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "computer-agent-import");
+            t.setDaemon(true);
+            return t;
+        });
+        scheduler.scheduleWithFixedDelay(this::importOnce, 0, pollInterval.toMillis(), TimeUnit.MILLISECONDS);
+        log.info("computer agent {} started for account {}: Claude Code {}, Codex {}, every {}",
+                config.computerId(), config.account(), claudeDirs, codexDirs, pollInterval);
+    }
+
+    /** One import; never throws (the scheduler would stop polling). */
+    private void importOnce() {
+        try {
+            ImportSummary summary = importer.importAll(claudeDirs, codexDirs, sink);
+            lastSummary = summary;
+            lastError = null;
+            if (summary.events() > 0 || summary.filesRead() > 0) {
+                log.info("{}", summary);
+            }
+        } catch (RuntimeException e) {
+            lastError = e;
+            log.error("import failed; trying again in {}", pollInterval, e);
+        }
+    }
+
+    /**
+     * Stops polling (a running import finishes first), reports this computer offline, flushes and closes the
+     * producer. Does nothing when not started.
+     */
+    public synchronized void stop() {
+        if (scheduler == null) {
+            return;
+        }
+        scheduler.shutdown();
+        try {
+            if (!scheduler.awaitTermination(60, TimeUnit.SECONDS)) {
+                scheduler.shutdownNow();
+                log.warn("the running import did not finish within 60 s and was interrupted");
+            }
+        } catch (InterruptedException e) {
+            scheduler.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        try {
+            sink.accept(events.computerStatus(false, CAPABILITIES));
+            sink.flush();
+        } catch (RuntimeException e) {
+            log.error("could not report computer {} offline", config.computerId(), e);
+        } finally {
+            sink.close();
+            sink = null;
+            scheduler = null;
+            log.info("computer agent {} stopped", config.computerId());
+        }
+    }
+
+    /** Whether {@link #start()} was called and {@link #stop()} not yet. */
+    public synchronized boolean isRunning() {
+        return scheduler != null;
+    }
+
+    /** The summary of the newest successful import, or null before the first one. */
+    public ImportSummary lastSummary() {
+        return lastSummary;
+    }
+
+    /** The failure of the newest import, or null when it succeeded. */
+    public RuntimeException lastError() {
+        return lastError;
+    }
+
+    /**
+     * Runs the agent alone until the JVM is stopped: {@code ComputerAgent <bootstrap servers> [<state folder>]}.
+     * The state folder (default {@code ~/.ensemble/computer-agent}) keeps {@code computer-id} and
+     * {@code import-state.json}; the stores are the default ones of this person.
+     */
+    public static void main(String[] args) throws InterruptedException {
+        if (args.length < 1 || args.length > 2) {
+            System.err.println("usage: ComputerAgent <bootstrap servers> [<state folder>]");
+            System.exit(2);
+        }
+        Path stateDir = args.length == 2 ? Path.of(args[1])
+                : Path.of(System.getProperty("user.home"), ".ensemble", "computer-agent");
+        ImportConfig config = ImportConfig.defaults(stateDir.resolve("computer-id"), stateDir.resolve("import-state.json"));
+        ComputerAgent agent = new ComputerAgent(args[0], config, defaultClaudeDirs(), defaultCodexDirs());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            agent.stop();
+            stopped.countDown();
+        }, "computer-agent-stop"));
+        agent.start();
+        stopped.await(); // the import thread is a daemon: keep the JVM up until it is stopped
+    }
+}

@@ -1,0 +1,56 @@
+package dev.ensemble.sessions.agent;
+
+import dev.ensemble.sessions.events.ComputerStatus;
+import dev.ensemble.sessions.events.Event;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Builds the envelope of every event this computer writes (DESIGN.md section 3): the account from the config,
+ * {@code space = local:<computerId>}, {@code source = computer:<computerId>}, {@code recordedAt} from the
+ * importer's clock, and a deterministic event id.
+ */
+final class EventFactory {
+    private final ImportConfig config;
+
+    EventFactory(ImportConfig config) {
+        this.config = config;
+    }
+
+    String computerId() {
+        return config.computerId();
+    }
+
+    /** The name-based (version 3) UUID of {@code name}: the same name always gives the same event id. */
+    static String eventId(String name) {
+        return UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8)).toString();
+    }
+
+    /** An event with the id named by {@code idName}, occurring at {@code occurredAt} (truncated to milliseconds). */
+    Event event(String idName, Instant occurredAt, Object payload) {
+        return Event.newBuilder()
+                .setEventId(eventId(idName))
+                .setAccount(config.account())
+                .setSpace("local:" + config.computerId())
+                .setSource("computer:" + config.computerId())
+                .setOccurredAt(occurredAt.truncatedTo(ChronoUnit.MILLIS))
+                .setRecordedAt(config.clock().instant().truncatedTo(ChronoUnit.MILLIS))
+                .setPayload(payload)
+                .build();
+    }
+
+    /**
+     * This computer's status, now: online or not, and what it can do ({@code sessionDelete: 1}, guide section 6).
+     * The id is named by the computer, the state and the clock's millisecond, so a retried send is one event.
+     */
+    Event computerStatus(boolean online, Map<String, Integer> capabilities) {
+        Instant now = config.clock().instant().truncatedTo(ChronoUnit.MILLIS);
+        return event("computer-status/" + config.computerId() + "/" + online + "/" + now.toEpochMilli(), now,
+                ComputerStatus.newBuilder().setComputerId(config.computerId()).setOnline(online)
+                        .setCapabilities(capabilities).build());
+    }
+}

@@ -1,0 +1,489 @@
+package dev.ensemble.sessions.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ensemble.sessions.agent.ImportState.FileState;
+import dev.ensemble.sessions.agent.ImportSummary.Skip;
+import dev.ensemble.sessions.events.EngineEvent;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitOption;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Imports the agents' own transcript stores on this computer as events (guide section 1; the stores are those
+ * named in section 5, "A session used outside Ensemble"): Claude Code's {@code ~/.claude/projects} and Codex
+ * CLI's {@code ~/.codex/sessions}. One agent session is one coding session; each real prompt is a run that
+ * continues the one before; each reply with usage is an engine event. See {@link ClaudeParser},
+ * {@link CodexParser} and {@link SessionParser} for what each line means.
+ *
+ * <p><b>Incremental.</b> The state file ({@link ImportConfig#stateFile()}) keeps, per transcript, its size and
+ * modification time, the offset of the last complete line read, and what the session's parser needs to go on.
+ * A file whose size and time are unchanged is not read; a file that grew is read from that offset; an
+ * incomplete last line is left for the next import; a file that shrank is read again from the start. Event ids
+ * are name-based UUIDs, so importing again sends nothing new, and importing from scratch after losing the state
+ * sends the same ids. Sub-agent transcripts ({@code agent-*.jsonl} beside a session, or under
+ * {@code <sessionId>/subagents/}) are never sessions of their own and are not read.
+ *
+ * <p><b>Errors.</b> A malformed line is skipped and reported ({@link ImportSummary#skipped()}); an unreadable
+ * file is skipped and reported and read again next time. When the sink throws, the exception propagates, no
+ * progress past the last successful {@link EventSink#flush()} is saved, and the next import sends the same
+ * events again. Not thread-safe: one import at a time.
+ */
+public final class StoreImporter {
+    /** A file not modified for this long has its open run closed as DONE. */
+    public static final Duration IDLE = Duration.ofMinutes(30);
+    private static final Logger log = LoggerFactory.getLogger(StoreImporter.class);
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final Pattern UUID_AT_END =
+            Pattern.compile("([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$");
+    private static final int CHECKPOINT_FILES = 200;
+    private static final long CHECKPOINT_BYTES = 128L << 20;
+
+    private final ImportConfig config;
+    private final ImportProgress progress;
+    private final EventFactory events;
+    /** The state as last saved, or null to read it from the file. */
+    private ImportState state;
+
+    /** An importer with no progress listener. */
+    public StoreImporter(ImportConfig config) {
+        this(config, ImportProgress.NONE);
+    }
+
+    public StoreImporter(ImportConfig config, ImportProgress progress) {
+        this.config = config;
+        this.progress = progress == null ? ImportProgress.NONE : progress;
+        this.events = new EventFactory(config);
+    }
+
+    /** Imports the Claude Code transcripts under {@code projectsDir} (a {@code ~/.claude/projects} folder). */
+    public ImportSummary importClaude(Path projectsDir, EventSink sink) {
+        return importAll(List.of(projectsDir), List.of(), sink);
+    }
+
+    /** Imports the Codex rollouts under {@code sessionsDir} (a {@code ~/.codex/sessions} folder). */
+    public ImportSummary importCodex(Path sessionsDir, EventSink sink) {
+        return importAll(List.of(), List.of(sessionsDir), sink);
+    }
+
+    /**
+     * Imports every transcript under the given folders (missing folders hold nothing), oldest file first, sends
+     * the new events to {@code sink}, flushes it and saves the state.
+     *
+     * @return what was imported and what was skipped
+     * @throws RuntimeException whatever the sink throws; the state is then kept as of the last flush
+     * @throws UncheckedIOException when the state file cannot be written
+     */
+    public synchronized ImportSummary importAll(List<Path> claudeDirs, List<Path> codexDirs, EventSink sink) {
+        ImportState st = loadState();
+        try {
+            Pass pass = new Pass(st, sink);
+            ImportSummary summary = pass.run(claudeDirs, codexDirs);
+            progress.onDone(summary);
+            return summary;
+        } catch (RuntimeException | Error e) {
+            state = null; // read what was last saved next time
+            throw e;
+        }
+    }
+
+    private ImportState loadState() {
+        if (state == null) {
+            try {
+                state = ImportState.load(config.stateFile());
+            } catch (UncheckedIOException e) {
+                log.warn("{}; importing from scratch (the events keep their ids)", e.getMessage());
+                state = new ImportState();
+            }
+        }
+        return state;
+    }
+
+    /** One transcript found on disk. */
+    private record Candidate(Path path, String agent, boolean subAgent, long size, long mtime) {
+        String key() {
+            return path.toAbsolutePath().normalize().toString();
+        }
+    }
+
+    /** One import. */
+    private final class Pass {
+        private final ImportState st;
+        private final EventSink sink;
+        private final List<Skip> skipped = new ArrayList<>();
+        private final Set<String> sessions = new LinkedHashSet<>();
+        private final Map<Path, Map<String, String>> sessionsByMessage = new HashMap<>();
+        private int runs;
+        private int engineEvents;
+        private int sent;
+        private int filesRead;
+        private boolean dirty;
+        private int filesSinceCheckpoint;
+        private long bytesSinceCheckpoint;
+
+        Pass(ImportState st, EventSink sink) {
+            this.st = st;
+            this.sink = sink;
+        }
+
+        ImportSummary run(List<Path> claudeDirs, List<Path> codexDirs) {
+            List<Candidate> found = new ArrayList<>();
+            for (Path dir : claudeDirs) {
+                discover(dir, ClaudeParser.AGENT, found);
+            }
+            for (Path dir : codexDirs) {
+                discover(dir, CodexParser.AGENT, found);
+            }
+            found.sort(Comparator.comparingLong(Candidate::mtime).thenComparing(c -> c.path().toString()));
+
+            int toRead = 0;
+            long bytes = 0;
+            for (Candidate c : found) {
+                if (!c.subAgent() && !unchanged(c)) {
+                    toRead++;
+                    FileState fs = st.files.get(c.key());
+                    bytes += fs == null || c.size() < fs.offset ? c.size() : c.size() - fs.offset;
+                }
+            }
+            progress.onStart(toRead, bytes);
+
+            long idleBefore = config.clock().millis() - IDLE.toMillis();
+            for (Candidate c : found) {
+                if (c.subAgent()) {
+                    skipped.add(new Skip(c.path(), "sub-agent transcript"));
+                } else if (unchanged(c)) {
+                    skipped.add(new Skip(c.path(), "unchanged"));
+                    closeIdle(c, idleBefore);
+                } else {
+                    read(c, idleBefore);
+                }
+                checkpointIfDue();
+            }
+            forgetVanished(claudeDirs, codexDirs, found);
+            if (dirty) {
+                sink.flush();
+                st.save(config.stateFile());
+            }
+            return new ImportSummary(sessions.size(), runs, engineEvents, sent, filesRead, skipped);
+        }
+
+        private boolean unchanged(Candidate c) {
+            FileState fs = st.files.get(c.key());
+            return fs != null && fs.size == c.size() && fs.mtime == c.mtime() && c.agent().equals(fs.agent);
+        }
+
+        /** An unchanged file whose open run has been idle for 30 minutes: close it. */
+        private void closeIdle(Candidate c, long idleBefore) {
+            FileState fs = st.files.get(c.key());
+            if (fs.session.turn == null || fs.session.turn.closed || c.mtime() >= idleBefore) {
+                return;
+            }
+            FileState copy = MAPPER.convertValue(fs, FileState.class);
+            SessionParser parser = parser(c, copy);
+            parser.finish(true);
+            send(parser);
+            st.files.put(c.key(), copy);
+            dirty = true;
+        }
+
+        private void read(Candidate c, long idleBefore) {
+            FileState old = st.files.get(c.key());
+            FileState fs;
+            if (old == null || c.size() < old.offset || !c.agent().equals(old.agent)) {
+                fs = new FileState();
+                fs.agent = c.agent();
+            } else {
+                fs = MAPPER.convertValue(old, FileState.class);
+            }
+            long from = fs.offset;
+            SessionParser parser = parser(c, fs);
+            List<Skip> malformed = new ArrayList<>();
+            try {
+                if (parser instanceof ClaudeParser claude && fs.session.prompts == 0) {
+                    readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
+                        if (bytes.length > 0 && new String(bytes, StandardCharsets.UTF_8).contains("\"leafUuid\"")) {
+                            JsonNode n = parse(bytes);
+                            if (n != null && n.isObject()) {
+                                claude.summaryLeaf(n);
+                            }
+                        }
+                    });
+                }
+                long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
+                    if (isBlank(bytes)) {
+                        return;
+                    }
+                    JsonNode n;
+                    try {
+                        n = MAPPER.readTree(bytes);
+                    } catch (IOException e) {
+                        malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + firstLine(e.getMessage())));
+                        return;
+                    }
+                    if (n == null || !n.isObject()) {
+                        malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": not a JSON object"));
+                        return;
+                    }
+                    parser.line(n, lineNo);
+                });
+                fs.offset = end[0];
+                fs.lines = end[1];
+            } catch (IOException | UncheckedIOException e) {
+                skipped.add(new Skip(c.path(), "unreadable: " + e.getMessage()));
+                return;
+            }
+            parser.finish(c.mtime() < idleBefore);
+            fs.size = c.size();
+            fs.mtime = c.mtime();
+            st.files.put(c.key(), fs);
+            dirty = true;
+            long readBytes = fs.offset - from;
+            filesSinceCheckpoint++;
+            bytesSinceCheckpoint += readBytes;
+            if (!fs.session.recognized) {
+                skipped.add(new Skip(c.path(), fs.lines == 0 ? "no complete line yet" : "not a transcript"));
+            } else if (fs.session.subAgent || (fs.session.prompts == 0 && fs.session.sidechainSeen && fs.session.sessionId == null)) {
+                skipped.add(new Skip(c.path(), "sub-agent transcript"));
+            } else {
+                send(parser);
+                filesRead++;
+                skipped.addAll(malformed);
+            }
+            progress.onFile(c.path(), readBytes);
+        }
+
+        private SessionParser parser(Candidate c, FileState fs) {
+            if (CodexParser.AGENT.equals(c.agent())) {
+                return new CodexParser(fs.session, events, codexSessionId(c.path()), c.mtime());
+            }
+            Path dir = c.path().getParent();
+            return new ClaudeParser(fs.session, events, stem(c.path()), c.mtime(),
+                    uuid -> sessionsByMessage.computeIfAbsent(dir, this::indexMessages).get(uuid));
+        }
+
+        private void send(SessionParser parser) {
+            for (Event e : parser.events()) {
+                sink.accept(e);
+                sent++;
+                sessions.add(parser.agent + ":" + parser.sessionId());
+                if (e.getPayload() instanceof RunClaimed) {
+                    runs++;
+                } else if (e.getPayload() instanceof EngineEvent) {
+                    engineEvents++;
+                }
+            }
+        }
+
+        private void checkpointIfDue() {
+            if (dirty && (filesSinceCheckpoint >= CHECKPOINT_FILES || bytesSinceCheckpoint >= CHECKPOINT_BYTES)) {
+                sink.flush();
+                st.save(config.stateFile());
+                filesSinceCheckpoint = 0;
+                bytesSinceCheckpoint = 0;
+            }
+        }
+
+        /** Drops the state of transcripts under the imported folders that are gone. */
+        private void forgetVanished(List<Path> claudeDirs, List<Path> codexDirs, List<Candidate> found) {
+            Set<String> present = new HashSet<>();
+            found.forEach(c -> present.add(c.key()));
+            List<String> roots = new ArrayList<>();
+            claudeDirs.forEach(d -> roots.add(d.toAbsolutePath().normalize().toString()));
+            codexDirs.forEach(d -> roots.add(d.toAbsolutePath().normalize().toString()));
+            // Deletion seam: a transcript gone from disk is forgotten here; reporting a session deleted in the
+            // agent's own app (guide section 1, "A session that no longer exists") is not done yet.
+            boolean removed = st.files.keySet().removeIf(k -> !present.contains(k)
+                    && roots.stream().anyMatch(r -> k.startsWith(r + File.separator)));
+            dirty |= removed;
+        }
+
+        /** Message uuid to session id, over the main transcripts of one Claude Code project folder. */
+        private Map<String, String> indexMessages(Path dir) {
+            Map<String, String> index = new HashMap<>();
+            List<Path> files = new ArrayList<>();
+            try (var list = Files.list(dir)) {
+                list.filter(p -> p.getFileName().toString().endsWith(".jsonl")
+                        && !p.getFileName().toString().startsWith("agent-")).forEach(files::add);
+            } catch (IOException | UncheckedIOException e) {
+                log.warn("cannot list {} to find the sessions that summary lines point to: {}", dir, e.getMessage());
+                return index;
+            }
+            for (Path f : files) {
+                try {
+                    readLines(f, 0, Files.size(f), 0, (bytes, lineNo) -> {
+                        if (bytes.length == 0 || !new String(bytes, StandardCharsets.UTF_8).contains("\"uuid\"")) {
+                            return;
+                        }
+                        JsonNode n = parse(bytes);
+                        if (n != null && n.isObject() && !n.path("isSidechain").asBoolean(false)) {
+                            String uuid = SessionParser.text(n, "uuid");
+                            String sid = SessionParser.text(n, "sessionId");
+                            if (uuid != null && sid != null) {
+                                index.putIfAbsent(uuid, sid);
+                            }
+                        }
+                    });
+                } catch (IOException | UncheckedIOException e) {
+                    log.warn("cannot read {} to find the sessions that summary lines point to: {}", f, e.getMessage());
+                }
+            }
+            return index;
+        }
+
+        private void discover(Path root, String agent, List<Candidate> found) {
+            if (!Files.isDirectory(root)) {
+                return;
+            }
+            boolean claude = ClaudeParser.AGENT.equals(agent);
+            try {
+                Files.walkFileTree(root, EnumSet.noneOf(FileVisitOption.class), claude ? 4 : 8,
+                        new SimpleFileVisitor<>() {
+                            @Override
+                            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                                String name = file.getFileName().toString();
+                                if (!name.endsWith(".jsonl") || (!claude && !name.startsWith("rollout-"))) {
+                                    return FileVisitResult.CONTINUE;
+                                }
+                                if (attrs.isSymbolicLink()) {
+                                    try {
+                                        attrs = Files.readAttributes(file, BasicFileAttributes.class);
+                                    } catch (IOException e) {
+                                        skipped.add(new Skip(file, "unreadable: " + e));
+                                        return FileVisitResult.CONTINUE;
+                                    }
+                                }
+                                if (!attrs.isRegularFile()) {
+                                    return FileVisitResult.CONTINUE;
+                                }
+                                boolean subAgent = claude && (name.startsWith("agent-")
+                                        || root.relativize(file).toString().contains("subagents"));
+                                found.add(new Candidate(file, agent, subAgent, attrs.size(),
+                                        attrs.lastModifiedTime().toMillis()));
+                                return FileVisitResult.CONTINUE;
+                            }
+
+                            @Override
+                            public FileVisitResult visitFileFailed(Path file, IOException e) {
+                                skipped.add(new Skip(file, "unreadable: " + e.getMessage()));
+                                return FileVisitResult.CONTINUE;
+                            }
+                        });
+            } catch (IOException e) {
+                skipped.add(new Skip(root, "unreadable: " + e.getMessage()));
+            }
+        }
+    }
+
+    /** Receives one complete line (without its line end) and its number, counted from 1. */
+    @FunctionalInterface
+    private interface LineConsumer {
+        void accept(byte[] line, long lineNo);
+    }
+
+    /**
+     * Reads the complete lines between byte {@code from} and byte {@code to} (a line end at or before {@code to}
+     * completes a line; the rest is left for later).
+     *
+     * @return {offset just after the last complete line, line count}
+     */
+    private static long[] readLines(Path file, long from, long to, long linesBefore, LineConsumer consumer) throws IOException {
+        long consumed = from;
+        long lineNo = linesBefore;
+        try (SeekableByteChannel ch = Files.newByteChannel(file, StandardOpenOption.READ)) {
+            ch.position(from);
+            InputStream in = Channels.newInputStream(ch);
+            byte[] buf = new byte[1 << 16];
+            ByteArrayOutputStream line = new ByteArrayOutputStream(8192);
+            long pos = from;
+            while (pos < to) {
+                int n = in.read(buf, 0, (int) Math.min(buf.length, to - pos));
+                if (n < 0) {
+                    break;
+                }
+                int start = 0;
+                for (int i = 0; i < n; i++) {
+                    if (buf[i] == '\n') {
+                        line.write(buf, start, i - start);
+                        byte[] bytes = line.toByteArray();
+                        int len = bytes.length > 0 && bytes[bytes.length - 1] == '\r' ? bytes.length - 1 : bytes.length;
+                        lineNo++;
+                        consumer.accept(len == bytes.length ? bytes : Arrays.copyOf(bytes, len), lineNo);
+                        line.reset();
+                        start = i + 1;
+                        consumed = pos + i + 1;
+                    }
+                }
+                line.write(buf, start, n - start);
+                pos += n;
+            }
+        }
+        return new long[] {consumed, lineNo};
+    }
+
+    private static JsonNode parse(byte[] bytes) {
+        try {
+            return MAPPER.readTree(bytes);
+        } catch (IOException e) {
+            return null; // the main pass reports it as a malformed line
+        }
+    }
+
+    private static boolean isBlank(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b != ' ' && b != '\t' && b != '\r') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "not JSON";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+
+    private static String stem(Path file) {
+        String name = file.getFileName().toString();
+        return name.endsWith(".jsonl") ? name.substring(0, name.length() - ".jsonl".length()) : name;
+    }
+
+    /** A rollout's session id from its name ({@code rollout-<time>-<uuid>.jsonl}), or the name. */
+    private static String codexSessionId(Path file) {
+        String stem = stem(file);
+        Matcher m = UUID_AT_END.matcher(stem);
+        return m.find() ? m.group(1) : stem;
+    }
+}

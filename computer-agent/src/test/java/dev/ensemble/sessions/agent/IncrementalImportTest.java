@@ -1,0 +1,291 @@
+package dev.ensemble.sessions.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ensemble.sessions.agent.Stores.Imported;
+import dev.ensemble.sessions.events.EngineEvent;
+import dev.ensemble.sessions.events.RunClaimed;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Importing again reads only what changed, and gives the same event ids however it is split. */
+class IncrementalImportTest {
+    static final String A = ClaudeImportTest.A;
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void importingTwiceEmitsNothingTheSecondTime() {
+        Stores stores = Stores.withFixtures(tmp);
+        StoreImporter importer = stores.importer();
+
+        Imported first = stores.importAll(importer);
+        Imported second = stores.importAll(importer);
+
+        assertThat(first.events()).hasSizeGreaterThan(40);
+        assertThat(second.events()).isEmpty();
+        assertThat(second.summary().filesRead()).isZero();
+        assertThat(second.summary().toString()).isEqualTo(
+                "imported 0 sessions, 0 runs, 0 engine events from 0 files; 12 files skipped (2 sub-agent transcript, 10 unchanged)");
+        // a new importer over the same state file (a restart) sends nothing either
+        assertThat(stores.importAll(stores.importer()).events()).isEmpty();
+    }
+
+    @Test
+    void stateIsAJsonFileAtTheGivenPath() throws Exception {
+        Stores stores = Stores.withFixtures(tmp);
+        stores.importAll(stores.importer());
+
+        JsonNode state = new ObjectMapper().readTree(stores.stateFile.toFile());
+        Path a = stores.claudeFile("-home-ana-my-app", A + ".jsonl");
+        JsonNode file = state.path("files").path(a.toAbsolutePath().toString());
+        assertThat(file.path("agent").asText()).isEqualTo("claude-code");
+        assertThat(file.path("offset").asLong()).isEqualTo(Files.size(a));
+        assertThat(file.path("session").path("sessionId").asText()).isEqualTo(A);
+    }
+
+    @Test
+    void reimportingFromScratchAfterLosingTheStateSendsTheSameEventIds() throws Exception {
+        Stores stores = Stores.withFixtures(tmp);
+        Imported first = stores.importAll(stores.importer());
+
+        Files.delete(stores.stateFile);
+        Imported again = stores.importAll(stores.importer());
+
+        assertThat(again.ids()).isEqualTo(first.ids());
+        assertThat(again.events()).isEqualTo(first.events());
+    }
+
+    @Test
+    void aFileThatGrewIsReadFromWhereTheLastImportStoppedAtALineBoundary() throws Exception {
+        Path full = Stores.fixtures().resolve("claude/-home-ana-my-app/" + A + ".jsonl");
+        byte[] bytes = Files.readAllBytes(full);
+        int cut = nthLineEnd(bytes, 9) + 40; // nine complete lines, then part of the tenth
+
+        Stores stores = Stores.empty(tmp.resolve("grow"));
+        Path file = stores.claudeFile("-home-ana-my-app", A + ".jsonl");
+        Files.createDirectories(file.getParent());
+        Files.write(file, Arrays.copyOf(bytes, cut));
+        Stores.touch(file, Stores.NOW.minusSeconds(60));
+        List<long[]> reads = new ArrayList<>();
+        StoreImporter importer = new StoreImporter(stores.config(), new ImportProgress() {
+            @Override
+            public void onFile(Path f, long n) {
+                reads.add(new long[] {n});
+            }
+        });
+
+        Imported before = stores.importAll(importer);
+        assertThat(before.claims()).extracting(RunClaimed::getRunId).containsExactly("claude-code:" + A);
+        assertThat(before.summary().skippedLines()).isEmpty(); // the incomplete line is not malformed
+
+        Files.write(file, Arrays.copyOfRange(bytes, cut, bytes.length), StandardOpenOption.APPEND);
+        Stores.touch(file, Stores.NOW.minusSeconds(30));
+        // a restarted importer: what it knows comes from the state file
+        Imported after = stores.importAll(new StoreImporter(stores.config(), new ImportProgress() {
+            @Override
+            public void onFile(Path f, long n) {
+                reads.add(new long[] {n});
+            }
+        }));
+
+        assertThat(reads.get(0)[0]).isEqualTo(nthLineEnd(bytes, 9));
+        assertThat(reads.get(1)[0]).isEqualTo(bytes.length - nthLineEnd(bytes, 9));
+        assertThat(after.claims()).extracting(RunClaimed::getRunId).containsExactly("claude-code:" + A + ":a-p2");
+
+        // the same file imported whole, from scratch, gives exactly the same events
+        Stores whole = Stores.empty(tmp.resolve("whole"));
+        Path wholeFile = whole.claudeFile("-home-ana-my-app", A + ".jsonl");
+        Files.createDirectories(wholeFile.getParent());
+        Files.copy(full, wholeFile);
+        Stores.touch(wholeFile, Stores.NOW.minusSeconds(30));
+        Imported once = whole.importAll(whole.importer());
+        List<String> split = new ArrayList<>(before.ids());
+        split.addAll(after.ids());
+        assertThat(split).containsExactlyInAnyOrderElementsOf(once.ids());
+    }
+
+    /**
+     * Every fixture transcript, cut at every line boundary: importing the first part, then (after a restart, from
+     * the state file) the rest, sends exactly the event ids of importing it whole.
+     */
+    @Test
+    void splittingATranscriptAtAnyLineGivesTheSameEventIdsAsImportingItWhole() throws Exception {
+        List<Path> transcripts;
+        try (var files = Files.walk(Stores.fixtures())) {
+            transcripts = files.filter(p -> p.toString().endsWith(".jsonl"))
+                    .filter(p -> !p.getFileName().toString().startsWith("agent-"))
+                    .filter(p -> !p.getFileName().toString().startsWith("settings-")).sorted().toList();
+        }
+        assertThat(transcripts).hasSize(9);
+        int cases = 0;
+        for (Path source : transcripts) {
+            boolean codex = source.toString().contains("/codex/");
+            byte[] bytes = Files.readAllBytes(source);
+            List<String> whole = importInPieces(tmp.resolve("whole-" + cases), source, codex, bytes, bytes.length);
+            int lines = (int) java.util.stream.IntStream.range(0, bytes.length).filter(i -> bytes[i] == '\n').count();
+            for (int k = 1; k < lines; k++) {
+                List<String> split = importInPieces(tmp.resolve("split-" + cases++), source, codex, bytes, nthLineEnd(bytes, k));
+                assertThat(split).as("%s cut after line %d", source.getFileName(), k).containsExactlyInAnyOrderElementsOf(whole);
+            }
+        }
+        assertThat(cases).isEqualTo(73); // every inner line boundary of the nine transcripts
+    }
+
+    /** Imports {@code bytes[0, cut)} then (with a new importer) the rest; the ids of both imports. */
+    private static List<String> importInPieces(Path home, Path source, boolean codex, byte[] bytes, int cut) throws Exception {
+        Stores stores = Stores.empty(home);
+        Path file = (codex ? stores.codex : stores.claude).resolve(source.getParent().getFileName()).resolve(source.getFileName());
+        Files.createDirectories(file.getParent());
+        Files.write(file, Arrays.copyOf(bytes, cut));
+        Stores.touch(file, Stores.NOW.minusSeconds(120));
+        List<String> ids = new ArrayList<>(stores.importAll(stores.importer()).ids());
+        if (cut < bytes.length) {
+            Files.write(file, Arrays.copyOfRange(bytes, cut, bytes.length), StandardOpenOption.APPEND);
+            Stores.touch(file, Stores.NOW.minusSeconds(60));
+            ids.addAll(stores.importAll(stores.importer()).ids());
+        }
+        return ids;
+    }
+
+    @Test
+    void anIncompleteLastLineIsLeftForTheNextImport() throws Exception {
+        Stores stores = Stores.empty(tmp);
+        Path file = stores.claudeFile("-home-ana-x", "13131313-0000-4000-8000-000000000013.jsonl");
+        String prompt = "{\"type\":\"user\",\"sessionId\":\"13131313-0000-4000-8000-000000000013\",\"cwd\":\"/home/ana/x\","
+                + "\"uuid\":\"p1\",\"timestamp\":\"2026-02-07T10:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"Hello\"}}\n";
+        String reply = "{\"type\":\"assistant\",\"sessionId\":\"13131313-0000-4000-8000-000000000013\",\"cwd\":\"/home/ana/x\","
+                + "\"uuid\":\"r1\",\"timestamp\":\"2026-02-07T10:00:02.000Z\",\"message\":{\"id\":\"m1\",\"model\":\"claude-haiku-4-5\","
+                + "\"role\":\"assistant\",\"stop_reason\":\"end_turn\",\"content\":[{\"type\":\"text\",\"text\":\"Hi\"}],"
+                + "\"usage\":{\"input_tokens\":7,\"cache_read_input_tokens\":0,\"cache_creation_input_tokens\":900,\"output_tokens\":2}}}\n";
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, prompt + reply.substring(0, 60));
+        Stores.touch(file, Stores.NOW.minusSeconds(60));
+        StoreImporter importer = stores.importer();
+
+        Imported first = stores.importAll(importer);
+        JsonNode state = new ObjectMapper().readTree(stores.stateFile.toFile())
+                .path("files").path(file.toAbsolutePath().toString());
+        assertThat(state.path("offset").asLong()).isEqualTo(prompt.length());
+        assertThat(state.path("lines").asLong()).isEqualTo(1);
+        assertThat(first.summary().skippedLines()).isEmpty();
+        assertThat(first.claims()).hasSize(1);
+        assertThat(first.payloads(EngineEvent.class)).isEmpty();
+
+        Files.writeString(file, reply.substring(60), StandardOpenOption.APPEND);
+        Stores.touch(file, Stores.NOW.minusSeconds(30));
+        Imported second = stores.importAll(importer);
+
+        assertThat(second.engine("13131313-0000-4000-8000-000000000013")).singleElement()
+                .satisfies(e -> assertThat(e.getContextUsed()).isEqualTo(907L));
+        assertThat(second.done("claude-code:13131313-0000-4000-8000-000000000013").getTokens()).isEqualTo(909L);
+    }
+
+    @Test
+    void aFileThatShrankIsReadAgainFromTheStartWithTheSameIds() throws Exception {
+        Stores stores = Stores.withFixtures(tmp);
+        StoreImporter importer = stores.importer();
+        Imported first = stores.importAll(importer);
+        Path file = stores.claudeFile("-home-ana-my-app", A + ".jsonl");
+        byte[] bytes = Files.readAllBytes(file);
+
+        Files.write(file, Arrays.copyOf(bytes, nthLineEnd(bytes, 9)));
+        Stores.touch(file, Stores.NOW.minusSeconds(10));
+        Imported again = stores.importAll(importer);
+
+        assertThat(again.claims()).extracting(RunClaimed::getRunId).containsExactly("claude-code:" + A);
+        assertThat(first.ids()).containsAll(again.ids());
+    }
+
+    @Test
+    void aTranscriptThatIsGoneIsForgotten() throws Exception {
+        Stores stores = Stores.withFixtures(tmp);
+        StoreImporter importer = stores.importer();
+        stores.importAll(importer);
+        Path file = stores.claudeFile("-home-ana-my-app", A + ".jsonl");
+
+        Files.delete(file);
+        stores.importAll(importer);
+
+        JsonNode files = new ObjectMapper().readTree(stores.stateFile.toFile()).path("files");
+        assertThat(files.has(file.toAbsolutePath().toString())).isFalse();
+        assertThat(files.size()).isEqualTo(9);
+    }
+
+    @Test
+    void whenTheSinkFailsNoProgressIsSavedAndTheNextImportSendsTheSameEvents() {
+        Stores stores = Stores.withFixtures(tmp);
+        StoreImporter importer = stores.importer();
+        List<String> attempted = new ArrayList<>();
+        EventSink failing = new EventSink() {
+            @Override
+            public void accept(dev.ensemble.sessions.events.Event e) {
+                attempted.add(e.getEventId());
+            }
+
+            @Override
+            public void flush() {
+                throw new IllegalStateException("broker unreachable");
+            }
+        };
+
+        assertThatThrownBy(() -> importer.importAll(List.of(stores.claude), List.of(stores.codex), failing))
+                .hasMessage("broker unreachable");
+        assertThat(Files.exists(stores.stateFile)).isFalse();
+
+        Imported retried = stores.importAll(importer);
+        assertThat(retried.ids()).isEqualTo(attempted);
+        assertThat(stores.importAll(importer).events()).isEmpty();
+    }
+
+    @Test
+    void progressIsReportedPerChangedFile() {
+        Stores stores = Stores.withFixtures(tmp);
+        List<String> calls = new ArrayList<>();
+        StoreImporter importer = new StoreImporter(stores.config(), new ImportProgress() {
+            @Override
+            public void onStart(int files, long bytes) {
+                calls.add("start " + files + " " + (bytes > 20_000));
+            }
+
+            @Override
+            public void onFile(Path file, long bytes) {
+                calls.add("file");
+            }
+
+            @Override
+            public void onDone(ImportSummary summary) {
+                calls.add("done " + summary.runs());
+            }
+        });
+
+        stores.importAll(importer);
+        stores.importAll(importer);
+
+        // 8 Claude Code files (one not a transcript) and 2 Codex rollouts; the sub-agents are not read
+        assertThat(calls).containsExactly("start 10 true", "file", "file", "file", "file", "file", "file", "file",
+                "file", "file", "file", "done 13", "start 0 false", "done 0");
+    }
+
+    /** The offset just after the {@code n}th line end. */
+    static int nthLineEnd(byte[] bytes, int n) {
+        int seen = 0;
+        for (int i = 0; i < bytes.length; i++) {
+            if (bytes[i] == '\n' && ++seen == n) {
+                return i + 1;
+            }
+        }
+        throw new IllegalArgumentException("fewer than " + n + " lines");
+    }
+}
