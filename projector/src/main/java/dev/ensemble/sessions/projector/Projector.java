@@ -68,6 +68,11 @@ public final class Projector implements AutoCloseable {
         return buildTopology(RetirementRules.Config.defaults());
     }
 
+    /** The topology with RocksDB stores, as {@link #start()} runs it. */
+    public static Topology buildTopology(RetirementRules.Config rules) {
+        return buildTopology(rules, false);
+    }
+
     /**
      * The projector's topology; both {@link #start()} and the tests build it here.
      * <pre>
@@ -83,9 +88,13 @@ public final class Projector implements AutoCloseable {
      * event-ids, session-chains, run-index, task-sessions, parked-runs (chains); run-facts, task-states,
      * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views.
      *
-     * @param rules the retirement rules' numbers (the completed window)
+     * @param rules          the retirement rules' numbers (the completed window)
+     * @param inMemoryStores the same topology with in-memory stores instead of RocksDB: for long simulations
+     *                       and throwaway replays, where writing every store to disk on every commit dominates
      */
-    public static Topology buildTopology(RetirementRules.Config rules) {
+    public static Topology buildTopology(RetirementRules.Config rules, boolean inMemoryStores) {
+        java.util.function.Function<String, org.apache.kafka.streams.state.KeyValueBytesStoreSupplier> store =
+                name -> inMemoryStores ? Stores.inMemoryKeyValueStore(name) : Stores.persistentKeyValueStore(name);
         String guard = "deletion-guard";
         String chains = DeletionProcessor.CHAINS;
         String retirement = DeletionProcessor.RETIREMENT;
@@ -95,29 +104,29 @@ public final class Projector implements AutoCloseable {
         t.addProcessor(guard, () -> new DeletionProcessor(rules), "events-source");
         t.addProcessor(chains, SessionChainProcessor::new, guard);
         t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.EVENT_IDS),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.EVENT_IDS),
                 Serdes.String(), Serdes.Long()), chains, guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.SESSION_CHAINS),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.SESSION_CHAINS),
                 Serdes.String(), AvroSerde.of(SessionView.class)), chains, guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.RUN_INDEX),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_INDEX),
                 Serdes.String(), AvroSerde.of(RunRef.class)), chains, guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.TASK_SESSIONS),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_SESSIONS),
                 Serdes.String(), Serdes.String()), chains);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.PARKED_RUNS),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.PARKED_RUNS),
                 Serdes.String(), AvroSerde.of(ParkedEvents.class)), chains);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.RUN_FACTS),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_FACTS),
                 Serdes.String(), AvroSerde.of(RunFacts.class)), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.TASK_STATES),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_STATES),
                 Serdes.String(), AvroSerde.of(Event.class)), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.COMPUTER_STATES),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_STATES),
                 Serdes.String(), AvroSerde.of(Event.class)), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.COMPUTER_SESSIONS),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_SESSIONS),
                 Serdes.String(), Serdes.String()), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.DELETION_STATES),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_STATES),
                 Serdes.String(), AvroSerde.of(DeletionState.class)), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.DELETION_AUDIT),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_AUDIT),
                 Serdes.String(), AvroSerde.of(DeletionAudit.class)), guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.RETIREMENT_VIEWS),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RETIREMENT_VIEWS),
                 Serdes.String(), AvroSerde.of(RetirementView.class)), retirement);
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
                 Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), chains);

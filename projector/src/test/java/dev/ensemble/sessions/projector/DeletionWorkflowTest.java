@@ -104,6 +104,7 @@ class DeletionWorkflowTest {
             assertThat(f.retirement("job-1").getLastSkip().getReason()).isEqualTo("task-in-use");
             f.given(request("job-1", Requester.system, "cleanup", "retired", List.of("job-1", "job-2"), min(21)));
             assertThat(f.appended(SessionDeletionAccepted.class)).hasSize(1);
+            assertThat(f.dead).isEmpty();
         }
     }
 
@@ -177,6 +178,7 @@ class DeletionWorkflowTest {
             assertThat(f.appended(SessionDeleted.class)).hasSize(1);
             assertThat(f.audit(req.getEventId()).getStatus()).isEqualTo("DELETED");
             assertThat(f.audit(retry.getEventId()).getStatus()).isEqualTo("DELETED");
+            assertThat(f.dead).isEmpty();
         }
     }
 
