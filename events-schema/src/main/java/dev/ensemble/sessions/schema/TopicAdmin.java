@@ -23,7 +23,7 @@ public final class TopicAdmin {
 
     /** Every topic {@link Topics} declares. */
     public static List<Topic<?, ?>> all() {
-        return List.of(Topics.EVENTS, Topics.DEAD_LETTER, Topics.SESSIONS_VIEW, Topics.RETIREMENT_VIEW,
+        return List.of(Topics.EVENTS, Topics.DEAD_LETTER, Topics.SESSIONS_VIEW, Topics.CORPUS_VIEW, Topics.RETIREMENT_VIEW,
                 Topics.DELETION_AUDIT, Topics.CLEANUP_COMMANDS);
     }
 
@@ -64,6 +64,9 @@ public final class TopicAdmin {
         Map<String, String> c = new HashMap<>();
         if (t.compacted()) {
             c.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
+            if (t == Topics.CORPUS_VIEW) {
+                c.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(Topics.LARGE_RECORD_BYTES));
+            }
         } else if (t == Topics.DEAD_LETTER) {
             c.put(TopicConfig.RETENTION_MS_CONFIG, String.valueOf(30L * 24 * 3600 * 1000));
         } else if (t == Topics.CLEANUP_COMMANDS) {

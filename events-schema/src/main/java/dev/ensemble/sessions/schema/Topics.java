@@ -4,6 +4,7 @@ import dev.ensemble.sessions.commands.CleanupCommand;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.RetirementView;
+import dev.ensemble.sessions.views.CorpusView;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
@@ -58,6 +59,17 @@ public final class Topics {
      */
     public static final Topic<String, CleanupCommand> CLEANUP_COMMANDS =
             new Topic<>("sessions.cleanup.commands", Serdes.String(), AvroSerde.of(CleanupCommand.class), false);
+
+    /**
+     * Rarity tables (guide §4): per account and computer, the document frequencies of the last 2,000 tasks'
+     * terms and anchors. Key: {@code <account>/<computerId>}. Records can be several MiB (max.message.bytes
+     * {@value #LARGE_RECORD_BYTES}).
+     */
+    public static final Topic<String, CorpusView> CORPUS_VIEW =
+            new Topic<>("sessions.view.corpus", Serdes.String(), AvroSerde.of(CorpusView.class), true);
+
+    /** The largest record of a topic that carries whole rarity tables. */
+    public static final int LARGE_RECORD_BYTES = 16 * 1024 * 1024;
 
     /** Serde of the event log's values, shared so every module decodes with the same schema history. */
     public static Serde<Event> eventSerde() {

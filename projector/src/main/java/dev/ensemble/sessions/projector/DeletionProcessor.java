@@ -45,7 +45,8 @@ import java.util.UUID;
  *       decisions come back from the log with an eventId it applied already, and are dropped as duplicates.</li>
  *   <li>Facts the rules need beyond the session chains are folded: each run's agent session ids, keepDays,
  *       nextRunAt and sourceRef; each task's newest TaskChanged; each computer's newest ComputerStatus.</li>
- *   <li>The event goes on to the session chains.</li>
+ *   <li>The event goes on to the session chains (and the other folds of the log, such as the corpus
+ *       statistics), so an invalid event is refused once and a duplicate reaches none of them.</li>
  *   <li>A SessionDeletionRequested is decided by {@link DeletionGuard} at the earlier of its occurredAt and
  *       recordedAt, against the chains as they are at that point of the account's log. Accepted: the
  *       SessionDeletionAccepted (naming the computers, the agent and its session ids, the queued runs it
@@ -70,14 +71,21 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     static final String EVENTS_SINK = "decisions-sink";
 
     private final RetirementRules.Config config;
+    private final List<String> eventConsumers;
     private ProcessorContext<String, Object> context;
     private DeletionStores stores;
     private KeyValueStore<String, Long> eventIds;
     private KeyValueStore<String, dev.ensemble.sessions.views.RunRef> runIndex;
     private KeyValueStore<String, DeletionAudit> audits;
 
-    DeletionProcessor(RetirementRules.Config config) {
+    /**
+     * @param config         the retirement rules' numbers
+     * @param eventConsumers the processors every valid, new event of the log goes on to, in order (the session
+     *                       chains first; its own decisions go to the chains alone)
+     */
+    DeletionProcessor(RetirementRules.Config config, List<String> eventConsumers) {
         this.config = config;
+        this.eventConsumers = List.copyOf(eventConsumers);
     }
 
     /** The eventId of the guard's decision (accepted or skipped) on a request. */
@@ -126,7 +134,9 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         } else if (p instanceof ComputerStatus cs) {
             foldNewest(stores.computerStates, Keys.of(e.getAccount(), cs.getComputerId()), e);
         }
-        context.forward(record, CHAINS);
+        for (String next : eventConsumers) {
+            context.forward(record, next);
+        }
         if (p instanceof SessionDeletionRequested r) {
             decide(record, e, r);
         } else if (p instanceof SessionDeletedOnComputer a) {

@@ -11,6 +11,7 @@ import dev.ensemble.sessions.views.RetirementView;
 import dev.ensemble.sessions.views.RunFacts;
 import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionView;
+import dev.ensemble.sessions.scorer.ConfigWatcher;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
@@ -19,13 +20,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
 /**
  * The projector service: one Kafka Streams application that folds the event log ({@code sessions.events},
  * key account) into the views (DESIGN.md §4): session chains (guide §1) on {@code sessions.view.sessions},
+ * corpus statistics (guide §4) on {@code sessions.view.corpus},
  * retirement (guide §5, §6) on {@code sessions.view.retirement}, the deletion audit on
  * {@code sessions.view.deletion-audit} (compacted, keys {@code <account>/<id>}, partitioned by account); and,
  * as the single writer of each account, the deletion guard's decisions, appended to {@code sessions.events}
@@ -76,17 +80,21 @@ public final class Projector implements AutoCloseable {
     /**
      * The projector's topology; both {@link #start()} and the tests build it here.
      * <pre>
-     * sessions.events → deletion-guard ──→ session-chains ──→ sessions.view.sessions
-     *                        │   │   │            └──────────→ retirement ──→ sessions.view.retirement
-     *                        │   │   └───────────────────────→ retirement
-     *                        │   └→ sessions.view.deletion-audit
-     *                        └→ sessions.events (its own decisions, in the same transaction)
+     * sessions.events → deletion-guard ─┬→ session-chains ─┬→ sessions.view.sessions
+     *                                   │                  └→ retirement ─→ sessions.view.retirement
+     *                                   ├→ corpus-stats ─→ sessions.view.corpus
+     *                                   ├→ retirement (a computer's status, a deletion's progress)
+     *                                   ├→ sessions.view.deletion-audit
+     *                                   └→ sessions.events (its own decisions, in the same transaction)
      * </pre>
      * The deletion guard ({@link DeletionProcessor}) meets every event first: it refuses foreign deletion
      * decisions, folds the facts the retirement rules need, passes the event on to the session chains
      * ({@link SessionChainProcessor}), then decides deletion requests and records computers' answers. Stores:
      * event-ids, session-chains, run-index, task-sessions, parked-runs (chains); run-facts, task-states,
-     * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views.
+     * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views. The
+     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claims) get every
+     * valid new event after the chains (an invalid one is refused once, by the guard), with the analysis config
+     * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}.
      *
      * @param rules          the retirement rules' numbers (the completed window)
      * @param inMemoryStores the same topology with in-memory stores instead of RocksDB: for long simulations
@@ -101,7 +109,8 @@ public final class Projector implements AutoCloseable {
         Topology t = new Topology();
         t.addSource("events-source", Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        t.addProcessor(guard, () -> new DeletionProcessor(rules), "events-source");
+        String corpus = "corpus-stats";
+        t.addProcessor(guard, () -> new DeletionProcessor(rules, List.of(chains, corpus)), "events-source");
         t.addProcessor(chains, SessionChainProcessor::new, guard);
         t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);
         t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.EVENT_IDS),
@@ -128,6 +137,16 @@ public final class Projector implements AutoCloseable {
                 Serdes.String(), AvroSerde.of(DeletionAudit.class)), guard);
         t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RETIREMENT_VIEWS),
                 Serdes.String(), AvroSerde.of(RetirementView.class)), retirement);
+        ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
+        t.addProcessor(corpus, () -> new CorpusProcessor(config), guard);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_DOCS),
+                Serdes.String(), Serdes.String()), "corpus-stats");
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_INDEX),
+                Serdes.String(), Serdes.Long()), "corpus-stats");
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_CLAIMS),
+                Serdes.String(), Serdes.ByteArray()), "corpus-stats");
+        t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
+                Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
                 Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), chains);
         t.addSink("retirement-view-sink", Topics.RETIREMENT_VIEW.name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),

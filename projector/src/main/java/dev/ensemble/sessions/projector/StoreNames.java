@@ -13,6 +13,12 @@ public final class StoreNames {
     public static final String RUN_INDEX = "run-index";
     /** {@code <account>/<taskId>} → the ids of the sessions holding a run for the task, one per line. */
     public static final String TASK_SESSIONS = "task-sessions";
+    /** {@code <account>/<computerId>/<sequence>} → a task's analysed document in the rarity table. */
+    public static final String CORPUS_DOCS = "corpus-docs";
+    /** {@code <account>/<computerId>/<task key>} → the sequence of its document. */
+    public static final String CORPUS_INDEX = "corpus-index";
+    /** {@code <account>/<runId>} → the claim of a run with task facts (to analyse its report's files). */
+    public static final String CORPUS_CLAIMS = "corpus-claims";
     /** {@code <account>/<awaited runId>} → ParkedEvents. */
     public static final String PARKED_RUNS = "parked-runs";
     /** {@code <account>/<runId>} → RunFacts: agent session ids, keepDays, nextRunAt and sourceRef of each run (deletion workflow). */

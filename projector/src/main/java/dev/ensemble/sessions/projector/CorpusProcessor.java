@@ -1,0 +1,170 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.events.RunStatusChanged;
+import dev.ensemble.sessions.schema.AvroSerde;
+import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.scorer.ConfigWatcher;
+import dev.ensemble.sessions.scorer.CorpusStats;
+import dev.ensemble.sessions.scorer.SessionChoiceConfig;
+import dev.ensemble.sessions.scorer.TaskFacts;
+import dev.ensemble.sessions.scorer.TextAnalysis;
+import dev.ensemble.sessions.scorer.ViewMapping;
+import dev.ensemble.sessions.views.CorpusView;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The corpus statistics of the session choice (guide §4, topic signal; issue "projector: corpus statistics"):
+ * per account and computer, the last {@code limits.corpusTasks} tasks' analysed terms, phrases and anchors.
+ * A task is analysed once, when it is claimed with facts (title, labels, the first part of description and
+ * page, as the guide's "Cost" says), and again when a run of it reports the files it changed (they are anchors).
+ * A task that leaves the window is subtracted.
+ *
+ * <p>The stores hold each task's analysed document under a growing sequence (so the window is exact after a
+ * restart or a rebuild); the table itself is kept in memory, rebuilt from the store on first use, and published
+ * as a {@link CorpusView} at most once a second per account and computer that changed.
+ */
+final class CorpusProcessor implements Processor<String, Event, String, CorpusView> {
+    private static final AvroSerde<Event> EVENTS = AvroSerde.of(Event.class);
+    static final Duration PUBLISH_EVERY = Duration.ofSeconds(1);
+    private static final char SEP = '\u0001';
+    private static final char ITEM = '\u0002';
+
+    private final ConfigWatcher config;
+    private ProcessorContext<String, CorpusView> context;
+    private KeyValueStore<String, String> docs;
+    private KeyValueStore<String, Long> index;
+    private KeyValueStore<String, byte[]> claims;
+    private final Map<String, CorpusStats> live = new HashMap<>();
+    private final Map<String, Long> nextSeq = new HashMap<>();
+    private final Set<String> dirty = new LinkedHashSet<>();
+    private TextAnalysis analysis;
+    private SessionChoiceConfig analysed;
+
+    CorpusProcessor(ConfigWatcher config) {
+        this.config = config;
+    }
+
+    @Override
+    public void init(ProcessorContext<String, CorpusView> context) {
+        this.context = context;
+        this.docs = context.getStateStore(StoreNames.CORPUS_DOCS);
+        this.index = context.getStateStore(StoreNames.CORPUS_INDEX);
+        this.claims = context.getStateStore(StoreNames.CORPUS_CLAIMS);
+        context.schedule(PUBLISH_EVERY, PunctuationType.WALL_CLOCK_TIME, t -> publish());
+    }
+
+    @Override
+    public void process(Record<String, Event> record) {
+        Event e = record.value();
+        if (e == null) {
+            return;
+        }
+        dev.ensemble.sessions.schema.EventJson.Validation.check(e);
+        Object p = e.getPayload();
+        if (p instanceof RunClaimed rc && rc.getTask() != null) {
+            claims.put(Keys.of(e.getAccount(), rc.getRunId()), EVENTS.encode(e));
+            add(e.getAccount(), rc, List.of());
+        } else if (p instanceof RunStatusChanged rs && !rs.getFilesChanged().isEmpty()) {
+            byte[] claim = claims.get(Keys.of(e.getAccount(), rs.getRunId()));
+            if (claim != null) {
+                add(e.getAccount(), (RunClaimed) EVENTS.decode(claim).getPayload(), rs.getFilesChanged());
+            }
+        }
+    }
+
+    private void add(String account, RunClaimed rc, List<String> files) {
+        SessionChoiceConfig cfg = config.current();
+        if (analysis == null || analysed != cfg) {
+            analysis = TextAnalysis.forConfig(cfg.text());
+            analysed = cfg;
+        }
+        String table = Keys.of(account, rc.getComputerId());
+        CorpusStats stats = load(table, cfg.limits().corpusTasks());
+        String taskKey = ViewMapping.taskKey(rc);
+        TaskFacts facts = ViewMapping.facts(rc.getTask());
+        TextAnalysis.CorpusDoc doc = analysis.corpusDoc(taskKey, facts, files, cfg.limits().corpusFieldChars());
+        Long old = index.get(table + Keys.SEPARATOR + taskKey);
+        if (old != null) {
+            docs.delete(docKey(table, old));
+        }
+        long seq = nextSeq.merge(table, 1L, Long::sum);
+        docs.put(docKey(table, seq), encode(doc));
+        index.put(table + Keys.SEPARATOR + taskKey, seq);
+        String gone = stats.add(doc);
+        if (gone != null) {
+            Long goneSeq = index.get(table + Keys.SEPARATOR + gone);
+            if (goneSeq != null) {
+                docs.delete(docKey(table, goneSeq));
+                index.delete(table + Keys.SEPARATOR + gone);
+            }
+        }
+        dirty.add(table);
+    }
+
+    /** The table of {@code account/computer}, rebuilt from its stored documents, oldest first, on first use. */
+    private CorpusStats load(String table, int capacity) {
+        CorpusStats stats = live.get(table);
+        if (stats != null) {
+            return stats;
+        }
+        String[] parts = {Keys.accountOf(table), Keys.idOf(table)};
+        stats = new CorpusStats(parts[0], parts[1], capacity);
+        long last = 0;
+        try (KeyValueIterator<String, String> it = docs.prefixScan(table + Keys.SEPARATOR,
+                new org.apache.kafka.common.serialization.StringSerializer())) {
+            while (it.hasNext()) {
+                KeyValue<String, String> kv = it.next();
+                stats.add(decode(kv.value));
+                last = Math.max(last, Long.parseLong(kv.key.substring(kv.key.lastIndexOf(Keys.SEPARATOR) + 1)));
+            }
+        }
+        nextSeq.put(table, last);
+        live.put(table, stats);
+        return stats;
+    }
+
+    private void publish() {
+        for (String table : dirty) {
+            CorpusStats stats = live.get(table);
+            // the view's sequence is the newest document's: it grows with every change
+            CorpusView view = new CorpusView(stats.account(), stats.computerId(), nextSeq.get(table), stats.n(),
+                    ByteBuffer.wrap(stats.toBytes()));
+            context.forward(new Record<>(table, view, context.currentSystemTimeMs()));
+        }
+        dirty.clear();
+    }
+
+    static String docKey(String table, long seq) {
+        return table + Keys.SEPARATOR + String.format("%019d", seq);
+    }
+
+    static String encode(TextAnalysis.CorpusDoc d) {
+        return d.taskId() + SEP + String.join(String.valueOf(ITEM), d.terms()) + SEP + String.join(String.valueOf(ITEM), d.anchors());
+    }
+
+    static TextAnalysis.CorpusDoc decode(String s) {
+        String[] p = s.split(String.valueOf(SEP), -1);
+        return new TextAnalysis.CorpusDoc(p[0], set(p[1]), set(p[2]));
+    }
+
+    private static Set<String> set(String joined) {
+        return joined.isEmpty() ? Set.of() : new LinkedHashSet<>(Arrays.asList(joined.split(String.valueOf(ITEM))));
+    }
+}

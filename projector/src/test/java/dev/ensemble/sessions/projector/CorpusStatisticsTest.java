@@ -1,0 +1,66 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.scorer.CorpusStats;
+import dev.ensemble.sessions.views.CorpusView;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static dev.ensemble.sessions.projector.ChainFixture.claimed;
+import static dev.ensemble.sessions.projector.ChainFixture.done;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The rarity table of the session choice (guide §4), per account and computer, through the real topology. */
+class CorpusStatisticsTest {
+
+    static Map<String, CorpusView> read(ChainFixture f) {
+        f.driver.advanceWallClockTime(Duration.ofSeconds(2));
+        TestOutputTopic<String, CorpusView> out = f.driver.createOutputTopic(Topics.CORPUS_VIEW.name(),
+                Topics.CORPUS_VIEW.keySerde().deserializer(), Topics.CORPUS_VIEW.valueSerde().deserializer());
+        Map<String, CorpusView> latest = new HashMap<>();
+        out.readKeyValuesToList().forEach(kv -> latest.put(kv.key, kv.value));
+        return latest;
+    }
+
+    static CorpusStats stats(CorpusView v) {
+        ByteBuffer b = v.getStats().duplicate();
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        return CorpusStats.fromBytes(bytes);
+    }
+
+    @Test
+    void eachClaimedTaskIsAnalysedOnceAndCountedPerAccountAndComputer() {
+        try (ChainFixture f = new ChainFixture()) {
+            f.given(claimed("job-1", null, "Build the ranking API", 0),
+                    claimed("job-2", null, "Rank results by recency", 1),
+                    claimed("job-3", null, "Fix the login page", 2));
+            Map<String, CorpusView> views = read(f);
+            assertThat(views).containsOnlyKeys("acct-ana/laptop");
+            CorpusView v = views.get("acct-ana/laptop");
+            assertThat(v.getTasks()).isEqualTo(3);
+            CorpusStats s = stats(v);
+            assertThat(s.n()).isEqualTo(3);
+            assertThat(s.termDf("rank")).as("ranking and rank stem alike").isEqualTo(2);
+            assertThat(s.termDf("login")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void aTaskClaimedAgainIsNotCountedTwiceAndItsReportedFilesBecomeAnchors() {
+        try (ChainFixture f = new ChainFixture()) {
+            f.given(claimed("job-1", null, "Build the ranking API", 0), done("job-1", "ok", List.of("src/search/RankResults.java"), 1));
+            CorpusStats s = stats(read(f).get("acct-ana/laptop"));
+            assertThat(s.n()).isEqualTo(1);
+            assertThat(s.distinctAnchors()).isPositive();
+            long seq = read(f).isEmpty() ? -1 : 0;
+            assertThat(seq).as("nothing changed, nothing is published again").isEqualTo(-1);
+        }
+    }
+}
