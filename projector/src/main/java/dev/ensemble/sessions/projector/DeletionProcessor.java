@@ -242,6 +242,12 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
             }
             return;
         }
+        List<String> agentSessionIds = stores.agentSessionIds(s);
+        Event accepted = decision(decisionId, account, space, e, SessionDeletionAccepted.newBuilder()
+                .setSessionId(s.getSessionId()).setRequestId(requestId).setRunIds(new ArrayList<>(f.runIds()))
+                .setComputerIds(new ArrayList<>(d.computersToAsk())).setCancelledRunIds(new ArrayList<>(d.cancelRunIds()))
+                .setAgentSessionIds(new ArrayList<>(agentSessionIds)).setAgent(s.getAgent()).build());
+        applyToChains(accepted, record.timestamp());
         DeletionState ds = stateOf(account, s.getSessionId());
         if (d.retry()) {
             audit.setRetryOf(ds.getFirstRequestId());
@@ -261,17 +267,14 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
             ds.setLastError(null);
         }
         stores.deletions.put(Keys.of(account, s.getSessionId()), ds);
-        List<String> agentSessionIds = stores.agentSessionIds(s);
         audit.setComputersAsked(new ArrayList<>(d.computersToAsk()));
         audit.setAgent(s.getAgent());
         audit.setAgentSessionIds(new ArrayList<>(agentSessionIds));
         audit.setCancelledRunIds(new ArrayList<>(d.cancelRunIds()));
         putAudit(audit, record.timestamp());
-        Event accepted = decision(decisionId, account, space, e, SessionDeletionAccepted.newBuilder()
-                .setSessionId(s.getSessionId()).setRequestId(requestId).setRunIds(new ArrayList<>(f.runIds()))
-                .setComputerIds(new ArrayList<>(d.computersToAsk())).setCancelledRunIds(new ArrayList<>(d.cancelRunIds()))
-                .setAgentSessionIds(new ArrayList<>(agentSessionIds)).setAgent(s.getAgent()).build());
-        append(accepted, record.timestamp());
+        context.forward(new Record<>(Keys.of(account, s.getSessionId()), stores.session(account, s.getSessionId()),
+                record.timestamp()), RETIREMENT);
+        appendToLog(accepted, record.timestamp());
         if (ds.getOwedComputerIds().isEmpty()) {
             complete(account, s.getSessionId(), e, requestId, record.timestamp());
         }
@@ -364,10 +367,13 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     /** Every computer confirmed: SessionDeleted, and every attempt's audit says so. */
     private void complete(String account, String sessionId, Event trigger, String requestId, long timestamp) {
         DeletionState ds = stores.deletion(account, sessionId);
+        String id = deletedId(ds.getFirstRequestId());
+        Event deleted = decision(id, account, stores.session(account, sessionId).getSpace(), trigger,
+                SessionDeleted.newBuilder().setSessionId(sessionId).setRequestId(requestId).build());
+        applyToChains(deleted, timestamp);
         Instant at = effectiveTime(trigger);
         ds.setDeletedAt(at);
         stores.deletions.put(Keys.of(account, sessionId), ds);
-        String id = deletedId(ds.getFirstRequestId());
         for (String attempt : ds.getRequestIds()) {
             DeletionAudit audit = audits.get(Keys.of(account, attempt));
             if (audit != null) {
@@ -378,9 +384,8 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
                 putAudit(audit, timestamp);
             }
         }
-        SessionView s = stores.session(account, sessionId);
-        append(decision(id, account, s.getSpace(), trigger, SessionDeleted.newBuilder().setSessionId(sessionId)
-                .setRequestId(requestId).build()), timestamp);
+        context.forward(new Record<>(Keys.of(account, sessionId), stores.session(account, sessionId), timestamp), RETIREMENT);
+        appendToLog(deleted, timestamp);
     }
 
     // ---- output ----------------------------------------------------------------------------------------
@@ -410,7 +415,33 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
      * and appends it to the log.
      */
     private void append(Event decision, long timestamp) {
+        applyToChains(decision, timestamp);
+        appendToLog(decision, timestamp);
+    }
+
+    /**
+     * Applies a decision to the session chains at once and checks they took it (an accepted deletion marks
+     * the session deleting, a SessionDeleted marks it deleted). Streams handles a processing error at the node
+     * that raised it, so a failure in the chains would not stop this processor: the check does, before
+     * anything of the decision is stored or appended, so the computers are never asked to delete a session
+     * the chains do not hold as being deleted.
+     *
+     * @throws IllegalStateException when the chains did not take it
+     */
+    private void applyToChains(Event decision, long timestamp) {
         context.forward(new Record<>(decision.getAccount(), decision, timestamp), CHAINS);
+        Object p = decision.getPayload();
+        String sessionId = p instanceof SessionDeletionAccepted a ? a.getSessionId() : p instanceof SessionDeleted d ? d.getSessionId() : null;
+        SessionView s = sessionId == null ? null : stores.session(decision.getAccount(), sessionId);
+        boolean taken = eventIds.get(decision.getEventId()) != null
+                && (sessionId == null || (p instanceof SessionDeleted ? s.getDeleted() : s.getDeleting() || s.getDeleted()));
+        if (!taken) {
+            throw new IllegalStateException("the session chains did not take " + EventTypes.typeOf(decision) + " " + decision.getEventId()
+                    + (sessionId == null ? "" : " of session " + sessionId) + "; nothing of it is stored or appended");
+        }
+    }
+
+    private void appendToLog(Event decision, long timestamp) {
         context.forward(new Record<>(decision.getAccount(), decision, timestamp), EVENTS_SINK);
     }
 }
