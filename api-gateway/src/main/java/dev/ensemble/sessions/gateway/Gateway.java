@@ -4,7 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.SessionChoiceRecorded;
 import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.InvalidEventException;
 import dev.ensemble.sessions.views.SessionView;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
@@ -54,9 +57,15 @@ public final class Gateway implements AutoCloseable {
      * @param replicationFactor of the read side's changelog
      * @param tokens            the bearer tokens it accepts
      * @param clock             sets recordedAt on posted events
+     * @param choiceUrl         base URL of the choice service's decision endpoint, or null when none runs
      */
     public record Settings(String bootstrapServers, String host, int port, Path stateDir, int replicationFactor,
-                           Tokens tokens, Clock clock) {
+                           Tokens tokens, Clock clock, String choiceUrl) {
+        /** Settings without a choice service. */
+        public Settings(String bootstrapServers, String host, int port, Path stateDir, int replicationFactor,
+                        Tokens tokens, Clock clock) {
+            this(bootstrapServers, host, port, stateDir, replicationFactor, tokens, clock, null);
+        }
     }
 
     private final Settings settings;
@@ -111,6 +120,8 @@ public final class Gateway implements AutoCloseable {
         app.get("/api/agent/sessions", this::listSessions);
         app.get("/api/agent/sessions/{id}", this::getSession);
         app.post("/api/events", this::postEvents);
+        app.post("/api/session-choice", this::sessionChoice);
+        app.post("/api/devices/self/jobs/{id}/session-choice", this::computerSessionChoice);
         DeletionEndpoints deletions = new DeletionEndpoints(() -> reads, producer, settings.clock(), this::forwarded);
         app.delete("/api/agent/sessions/{id}", deletions::deleteSession);
         app.get("/api/audit/deletions", deletions::audit);
@@ -191,6 +202,78 @@ public final class Gateway implements AutoCloseable {
         }
         EventIntake.Result r = intake.post(me, body);
         ctx.status(r.status()).json(r.body());
+    }
+
+    /**
+     * {@code POST /api/session-choice} (guide §4): a RunClaimed event in the JSON form (continueFromJobId left
+     * out) of the caller's account; forwarded to the choice service, whose decision record is the answer.
+     */
+    private void sessionChoice(Context ctx) throws Exception {
+        Principal me = principal(ctx);
+        JsonNode body = readJson(ctx);
+        if (!body.path("account").isTextual() || !me.account().equals(body.path("account").asText())) {
+            throw new ApiError(403, "forbidden", "a session choice is made only for your own account '" + me.account() + "'");
+        }
+        if (settings.choiceUrl() == null) {
+            throw new ApiError(503, "unavailable", "no choice service runs with this gateway");
+        }
+        HttpRequest req = HttpRequest.newBuilder(URI.create(settings.choiceUrl() + "/choice/decide"))
+                .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build();
+        HttpResponse<String> resp;
+        try {
+            resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new ApiError(503, "unavailable", "the choice service did not answer (" + e.getMessage() + "); try again");
+        }
+        ctx.status(resp.statusCode()).contentType("application/json").result(resp.body());
+    }
+
+    /**
+     * {@code POST /api/devices/self/jobs/{id}/session-choice} (guide §4 "Records"): a computer reports the
+     * decision it made itself, as a SessionChoiceRecorded event. Refused (409, note not-linked) when the
+     * session it continued is not one of this account's sessions on that computer with the same agent.
+     */
+    private void computerSessionChoice(Context ctx) {
+        Principal me = principal(ctx);
+        if (!me.role().equals("computer") && !me.isAdmin()) {
+            throw new ApiError(403, "forbidden", "only a computer's token reports its own session choices");
+        }
+        Event e;
+        try {
+            e = EventJson.fromJson(readJson(ctx), settings.clock());
+        } catch (InvalidEventException ex) {
+            throw ApiError.badRequest(ex.getMessage());
+        }
+        if (!(e.getPayload() instanceof SessionChoiceRecorded c)) {
+            throw ApiError.badRequest("the body must be a SessionChoiceRecorded event");
+        }
+        if (!e.getAccount().equals(me.account())) {
+            throw new ApiError(403, "forbidden", "this token reports only for account '" + me.account() + "'");
+        }
+        if (!c.getRunId().equals(ctx.pathParam("id"))) {
+            throw ApiError.badRequest("the record is for run '" + c.getRunId() + "', not '" + ctx.pathParam("id") + "'");
+        }
+        if (me.role().equals("computer") && !c.getComputerId().equals(me.subject())) {
+            throw new ApiError(403, "forbidden", "this computer is '" + me.subject() + "', the record names '" + c.getComputerId() + "'");
+        }
+        if (c.getDecision() == dev.ensemble.sessions.events.ChoiceDecision.CONTINUE) {
+            SessionView s = c.getSessionId() == null ? null : reads.get(me.account(), c.getSessionId());
+            if (s == null || !s.getComputerIds().contains(c.getComputerId()) || !s.getAgent().equals(c.getAgent())) {
+                throw new ApiError(409, "not_linked", "not-linked: session '" + c.getSessionId()
+                        + "' is not a session of this account with agent '" + c.getAgent() + "' on computer '" + c.getComputerId() + "'");
+            }
+        }
+        ObjectNode answer = intake.post(me, EventJson.toJson(e)).body();
+        ctx.status(202).json(answer);
+    }
+
+    private static JsonNode readJson(Context ctx) {
+        try {
+            return EventJson.mapper().readTree(ctx.body());
+        } catch (IOException e) {
+            throw ApiError.badRequest("the body is not valid JSON: " + e.getMessage());
+        }
     }
 
     /**

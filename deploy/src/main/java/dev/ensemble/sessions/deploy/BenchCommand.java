@@ -47,8 +47,8 @@ final class BenchCommand implements Callable<Integer> {
     static void deleteQuietly(Path dir) {
         try (var walk = Files.walk(dir)) {
             walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (Exception ignored) {
-            // a temp folder left behind is harmless
+        } catch (Exception e) {
+            System.err.println("note: could not remove " + dir + " (" + e.getMessage() + "); it is safe to delete");
         }
     }
 }

@@ -10,6 +10,8 @@ import dev.ensemble.sessions.cleanup.CleanupConfig;
 import dev.ensemble.sessions.cleanup.CleanupService;
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.RetirementRules;
+import dev.ensemble.sessions.scorer.ConfigWatcher;
+import dev.ensemble.sessions.scorer.service.ChoiceService;
 import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.admin.Admin;
@@ -117,10 +119,15 @@ final class UpCommand implements Callable<Integer> {
                 token = tokens.issue(new Principal(who, "admin", who));
                 DataDir.writePrivate(data.token(), token + "\n");
             }
+            ChoiceService choice = new ChoiceService(new ChoiceService.Settings(bootstrap, data.state("choice"),
+                    replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn),
+                    Clock.systemUTC())).start();
+            running.add(choice);
             Gateway gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
-                    replicationFactor, tokens, Clock.systemUTC())).start();
+                    replicationFactor, tokens, Clock.systemUTC(), choice.url())).start();
             running.add(gateway);
             gateway.awaitReady(Duration.ofSeconds(120));
+            choice.awaitReady(Duration.ofSeconds(120));
             String url = "http://localhost:" + gateway.port();
             data.writeEndpoints(url, bootstrap);
 

@@ -113,6 +113,7 @@ public final class Anchors {
         int dot = p.lastIndexOf('.');
         if (dot > 0 && dot < p.length() - 1 && FILE_EXTENSIONS.contains(p.substring(dot + 1).toLowerCase(Locale.ROOT))
                 && Character.isLetterOrDigit(p.charAt(0)) && p.indexOf('/') < 0 && p.chars().anyMatch(Character::isLetter)
+                && p.indexOf('.') >= 2 // "o.a.k.c" (a package abbreviation) is no file
                 && Character.isLetter(p.charAt(dot - 1)) | Character.isDigit(p.charAt(dot - 1)) | p.charAt(dot - 1) == '_') {
             addFile(p, into);
             return;

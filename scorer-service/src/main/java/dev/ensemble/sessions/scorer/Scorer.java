@@ -342,6 +342,15 @@ public final class Scorer {
             for (Set<String> sh : shared) for (String a : sh) count.merge(a, 1, Integer::sum);
             for (Set<String> sh : shared) sh.removeIf(a -> count.get(a) > lim.anchorMaxCandidateShare() * k);
         }
+        // topic terms are shown as the new task wrote them (the stem "rank" as "ranking")
+        Map<String, String> surface = null;
+        for (int i = 0; i < k; i++) {
+            if (topicTerms.get(i).isEmpty()) continue;
+            if (surface == null) surface = q.surface();
+            List<String> words = new ArrayList<>();
+            for (String stem : topicTerms.get(i)) words.add(surface.getOrDefault(stem, stem));
+            topicTerms.set(i, words);
+        }
         Instant warmSince = now.minus(Duration.ofMinutes(cfg.warmMinutes()));
         List<Signals> out = new ArrayList<>(k);
         for (int i = 0; i < k; i++) {

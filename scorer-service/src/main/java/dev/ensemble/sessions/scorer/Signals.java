@@ -9,7 +9,8 @@ import java.util.List;
  * @param anchors       shared anchors that count (after every exclusion)
  * @param anchorsShared those anchors, as shown (kind stripped), sorted
  * @param topic         TF-IDF cosine 0–1, already damped below {@code limits.minCorpus}; 0 below {@code topicMinShared}
- * @param topicTerms    the shared stems that weigh most, best first (at most 5)
+ * @param topicTerms    the shared words that weigh most, best first (at most 5), as the new task wrote them
+ *                      (the first word of the new task with that stem: "ranking" for the stem "rank")
  * @param fill          context-window fill 0–1, or null when unknown
  * @param tasks         tasks in the session
  * @param linkedTitle   the title of the session's task the new task names, when {@code link}

@@ -65,8 +65,11 @@ public final class TextAnalysis {
     public record TaskText(String taskId, String title, TermCounts terms, Set<String> anchors) {
     }
 
-    /** The new task's analysed text, plus the task ids it links to (guide §4 "link"). */
-    public record NewTaskText(TermCounts terms, Set<String> anchors, Set<String> links) {
+    /**
+     * The new task's analysed text, the task ids it links to (guide §4 "link"), and for each stem the first word of the
+     * task it came from (title first), to show topic terms as the task wrote them.
+     */
+    public record NewTaskText(TermCounts terms, Set<String> anchors, Set<String> links, Map<String, String> surface) {
     }
 
     /** What a task adds to the rarity table (guide §4 "Cost"): its distinct terms and phrases, and its anchors. */
@@ -90,6 +93,7 @@ public final class TextAnalysis {
                 TokenStream ts = new LowerCaseFilter(src);
                 ts = new StopFilter(ts, stopSet);
                 ts = new NoNumbersFilter(ts);
+                ts = new RecordFilter(ts);
                 ts = new PorterStemFilter(ts);
                 return new TokenStreamComponents(src, ts);
             }
@@ -116,9 +120,13 @@ public final class TextAnalysis {
 
     /** The stems of {@code s} in order, stop words and numbers dropped (e.g. "Ranking the ranked ranks" → [rank, rank, rank]). */
     public List<String> stems(String s) {
+        return tokens(analyzer, s);
+    }
+
+    private static List<String> tokens(Analyzer a, String s) {
         List<String> out = new ArrayList<>();
         if (s == null || s.isEmpty()) return out;
-        try (TokenStream ts = analyzer.tokenStream("t", s)) {
+        try (TokenStream ts = a.tokenStream("t", s)) {
             CharTermAttribute term = ts.addAttribute(CharTermAttribute.class);
             ts.reset();
             while (ts.incrementToken()) out.add(term.toString());
@@ -130,8 +138,22 @@ public final class TextAnalysis {
     }
 
     private void addField(Map<String, double[]> counts, String s, double weight) {
+        addField(counts, s, weight, null);
+    }
+
+    private void addField(Map<String, double[]> counts, String s, double weight, Map<String, String> surface) {
         if (s == null || s.isEmpty() || weight <= 0) return;
-        List<String> st = stems(s);
+        List<String> words = surface == null ? null : new ArrayList<>();
+        RECORDED.set(words);
+        List<String> st;
+        try {
+            st = stems(s);
+        } finally {
+            RECORDED.remove();
+        }
+        if (surface != null) {
+            for (int i = 0; i < Math.min(st.size(), words.size()); i++) surface.putIfAbsent(st.get(i), words.get(i));
+        }
         double pw = weight * text.phraseWeight();
         for (int i = 0; i < st.size(); i++) {
             counts.computeIfAbsent(st.get(i), k -> new double[1])[0] += weight;
@@ -141,14 +163,19 @@ public final class TextAnalysis {
 
     /** The weighted term counts of a task's facts and its runs' report (null allowed). */
     public TermCounts counts(TaskFacts f, String report) {
+        return counts(f, report, null);
+    }
+
+    /** As {@link #counts(TaskFacts, String)}, also filling {@code surface} (stem → first word it came from) when given. */
+    private TermCounts counts(TaskFacts f, String report, Map<String, String> surface) {
         SessionChoiceConfig.FieldWeights w = text.fieldWeights();
         Map<String, double[]> m = new HashMap<>();
-        addField(m, f.title(), w.title());
-        for (String label : f.labels()) addField(m, label, w.labels());
-        addField(m, f.page(), w.page());
-        addField(m, f.description(), w.description());
-        addField(m, report, w.reports());
-        addField(m, f.instructions(), w.instructions());
+        addField(m, f.title(), w.title(), surface);
+        for (String label : f.labels()) addField(m, label, w.labels(), surface);
+        addField(m, f.page(), w.page(), surface);
+        addField(m, f.description(), w.description(), surface);
+        addField(m, report, w.reports(), surface);
+        addField(m, f.instructions(), w.instructions(), surface);
         return TermCounts.of(m);
     }
 
@@ -212,7 +239,9 @@ public final class TextAnalysis {
             Matcher m = LINK.matcher(s);
             while (m.find()) links.add(m.group(1) != null ? m.group(1) : m.group(2));
         }
-        return new NewTaskText(counts(f, null), Set.copyOf(anchorsOf(f, null, List.of())), Set.copyOf(links));
+        Map<String, String> surface = new HashMap<>();
+        TermCounts c = counts(f, null, surface);
+        return new NewTaskText(c, Set.copyOf(anchorsOf(f, null, List.of())), Set.copyOf(links), surface);
     }
 
     /**
@@ -243,6 +272,25 @@ public final class TextAnalysis {
 
     private static String head(String s, int n) {
         return s == null || s.length() <= n ? s : s.substring(0, n);
+    }
+
+    private static final ThreadLocal<List<String>> RECORDED = new ThreadLocal<>();
+
+    /** Records each token before stemming into the calling thread's list, when one is set (same pass, no re-analysis). */
+    static final class RecordFilter extends org.apache.lucene.analysis.TokenFilter {
+        private final CharTermAttribute term = addAttribute(CharTermAttribute.class);
+
+        RecordFilter(TokenStream in) {
+            super(in);
+        }
+
+        @Override
+        public boolean incrementToken() throws IOException {
+            if (!input.incrementToken()) return false;
+            List<String> r = RECORDED.get();
+            if (r != null) r.add(term.toString());
+            return true;
+        }
     }
 
     /** Drops tokens that are numbers (digits, dots, commas) or a single character. */

@@ -1,0 +1,169 @@
+package dev.ensemble.sessions.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.SessionChoiceOutcome;
+import dev.ensemble.sessions.events.SessionChoiceRecorded;
+import dev.ensemble.sessions.gateway.Gateway;
+import dev.ensemble.sessions.gateway.Principal;
+import dev.ensemble.sessions.gateway.Tokens;
+import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
+import dev.ensemble.sessions.schema.testing.SharedData;
+import dev.ensemble.sessions.scorer.ConfigWatcher;
+import dev.ensemble.sessions.scorer.service.ChoiceService;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A session choice made over HTTP against the running system (issue "Session choice", Done when): the
+ * contract's session is continued for a task that names its task, the decision is recorded on the event log,
+ * and when the run ends its outcome says whether the agent really resumed.
+ */
+class SessionChoiceEndToEndTest {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final Clock CLOCK = Clock.fixed(Instant.parse("2026-11-02T12:00:00Z"), ZoneOffset.UTC);
+    static KafkaTestCluster cluster;
+    static Projector projector;
+    static ChoiceService choice;
+    static Gateway gateway;
+    static final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = KafkaTestCluster.start();
+        try (Admin admin = cluster.admin()) {
+            TopicAdmin.ensureTopics(admin, 2, (short) 1);
+        }
+        Path dir = Files.createTempDirectory("e2e");
+        projector = new Projector(cluster.bootstrapServers(), dir.resolve("projector"), 1, Map.of("commit.interval.ms", 100));
+        projector.start();
+        choice = new ChoiceService(new ChoiceService.Settings(cluster.bootstrapServers(), dir.resolve("choice"), 1, "127.0.0.1", 0,
+                new ConfigWatcher(null, CLOCK, ConfigWatcher.DEFAULT_INTERVAL, m -> { }), CLOCK)).start();
+        Tokens tokens = Tokens.inMemory();
+        tokens.register("t-ana", new Principal("acct-ana", "person", "ana"));
+        gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1, tokens,
+                CLOCK, choice.url())).start();
+        gateway.awaitReady(Duration.ofSeconds(60));
+        choice.awaitReady(Duration.ofSeconds(60));
+    }
+
+    @AfterAll
+    static void stop() {
+        gateway.stop();
+        choice.stop();
+        projector.stop();
+        cluster.close();
+    }
+
+    static HttpResponse<String> post(String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
+                .header("Authorization", "Bearer t-ana").header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static String claim(String eventId, String runId, String continueFrom, String title, String linked) {
+        return "{\"eventId\":\"" + eventId + "\",\"type\":\"RunClaimed\",\"account\":\"acct-ana\",\"space\":\"web:space-1\","
+                + "\"occurredAt\":\"2026-11-02T12:00:00Z\",\"source\":\"computer:laptop-ana\",\"payload\":{\"runId\":\"" + runId + "\","
+                + "\"taskId\":\"task-9\",\"computerId\":\"laptop-ana\",\"agent\":\"claude-code\",\"kind\":\"TASK_RUN\","
+                + "\"project\":{\"id\":\"proj-rank\",\"name\":\"Ranking\"},"
+                + (continueFrom == null ? "" : "\"continueFromJobId\":\"" + continueFrom + "\",")
+                + "\"task\":{\"title\":\"" + title + "\",\"labels\":[],\"linkedTaskIds\":[" + linked + "]}}}";
+    }
+
+    @Test
+    void aTaskThatNamesTheSessionsTaskContinuesItAndItsOutcomeIsRecorded() throws Exception {
+        List<String> lines = Files.readAllLines(SharedData.require("contract/events-example.jsonl")).stream()
+                .filter(l -> !l.isBlank() && !l.contains("SessionDeletionRequested")).toList();
+        assertThat(post("/api/events", "[" + String.join(",", lines) + "]").statusCode()).isEqualTo(200);
+
+        String request = claim("c0000000-0000-0000-0000-000000000001", "job-201", null, "Add paging to the ranking API", "\"task-7\"");
+        JsonNode decision = null;
+        long until = System.currentTimeMillis() + 60_000;
+        while (System.currentTimeMillis() < until) {
+            HttpResponse<String> r = post("/api/session-choice", request);
+            if (r.statusCode() == 200) {
+                decision = JSON.readTree(r.body());
+                // the choice service's view catches up with the contract's second run
+                if ("job-102".equals(decision.path("continueFromJobId").asText())) {
+                    break;
+                }
+            }
+            Thread.sleep(200);
+        }
+        assertThat(decision).as("a decision").isNotNull();
+        assertThat(decision.get("decision").asText()).as(decision.toString()).isEqualTo("CONTINUE");
+        assertThat(decision.get("band").asText()).isEqualTo("CONFIDENT");
+        assertThat(decision.get("sessionId").asText()).isEqualTo("job-101");
+        assertThat(decision.get("continueFromJobId").asText()).isEqualTo("job-102");
+        assertThat(decision.get("reason").asText()).contains("Build the ranking API");
+        assertThat(decision.get("candidates")).hasSize(1);
+        assertThat(decision.get("candidates").get(0).get("signals").get("link").asBoolean()).isTrue();
+        assertThat(decision.get("configHash").asText()).isNotBlank();
+
+        // the computer runs it in that session: same agent session id, so the agent really resumed
+        String run = claim("c0000000-0000-0000-0000-000000000002", "job-201", "job-102", "Add paging to the ranking API", "\"task-7\"");
+        String engine = "{\"eventId\":\"c0000000-0000-0000-0000-000000000003\",\"type\":\"EngineEvent\",\"account\":\"acct-ana\","
+                + "\"space\":\"web:space-1\",\"occurredAt\":\"2026-11-02T12:00:05Z\",\"source\":\"computer:laptop-ana\",\"payload\":"
+                + "{\"runId\":\"job-201\",\"agentSessionId\":\"5b1e0f4a-8c3d-4b7e-a1f2-3c4d5e6f7a80\",\"contextUsed\":70000,\"contextSize\":200000}}";
+        String done = "{\"eventId\":\"c0000000-0000-0000-0000-000000000004\",\"type\":\"RunStatusChanged\",\"account\":\"acct-ana\","
+                + "\"space\":\"web:space-1\",\"occurredAt\":\"2026-11-02T12:20:00Z\",\"source\":\"computer:laptop-ana\",\"payload\":"
+                + "{\"runId\":\"job-201\",\"status\":\"DONE\",\"tokens\":5000,\"durationMs\":1200000}}";
+        assertThat(post("/api/events", "[" + run + "," + engine + "," + done + "]").statusCode()).isEqualTo(200);
+
+        List<Event> events = new ArrayList<>();
+        try (KafkaConsumer<String, Event> c = new KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
+                "group.id", "e2e", "auto.offset.reset", "earliest", "isolation.level", "read_committed"),
+                Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer())) {
+            c.subscribe(List.of(Topics.EVENTS.name()));
+            long end = System.currentTimeMillis() + 60_000;
+            while (System.currentTimeMillis() < end && events.stream().noneMatch(e -> e.getPayload() instanceof SessionChoiceOutcome)) {
+                for (ConsumerRecord<String, Event> r : c.poll(Duration.ofMillis(200))) {
+                    events.add(r.value());
+                }
+            }
+        }
+        List<SessionChoiceRecorded> records = events.stream().filter(e -> e.getPayload() instanceof SessionChoiceRecorded)
+                .map(e -> (SessionChoiceRecorded) e.getPayload()).collect(Collectors.toList());
+        assertThat(records).isNotEmpty();
+        assertThat(records.get(records.size() - 1).getSessionId()).as("the decision acted on is the newest").isEqualTo("job-101");
+        SessionChoiceOutcome outcome = events.stream().filter(e -> e.getPayload() instanceof SessionChoiceOutcome)
+                .map(e -> (SessionChoiceOutcome) e.getPayload()).findFirst().orElseThrow();
+        assertThat(outcome.getRunId()).isEqualTo("job-201");
+        assertThat(outcome.getSessionId()).isEqualTo("job-101");
+        assertThat(outcome.getResumed()).isTrue();
+        assertThat(outcome.getTokens()).isEqualTo(5000L);
+    }
+
+    @Test
+    void aChoiceForAnotherAccountIsRefused() throws Exception {
+        HttpResponse<String> r = post("/api/session-choice", claim("c0000000-0000-0000-0000-000000000009", "job-x", null, "t", "")
+                .replace("\"account\":\"acct-ana\"", "\"account\":\"acct-bo\""));
+        assertThat(r.statusCode()).isEqualTo(403);
+        assertThat(JSON.readTree(r.body()).get("message").asText()).contains("your own account");
+    }
+}
