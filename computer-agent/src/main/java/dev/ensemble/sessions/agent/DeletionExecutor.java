@@ -35,7 +35,8 @@ import java.util.Set;
  *
  * <p>The answer's eventId is named by the computer and the request ({@code deleted-on-computer/<computer>/<request>}),
  * and the position is committed only after the answers are written, so a restart in between deletes again
- * (finding nothing) and answers with the same id.
+ * (finding nothing) and answers with the same id. When the answers cannot be written, it goes back to the
+ * committed position and tries again every 5 seconds.
  */
 public final class DeletionExecutor implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DeletionExecutor.class);
@@ -90,34 +91,62 @@ public final class DeletionExecutor implements AutoCloseable {
     private void loop() {
         try {
             while (running) {
-                boolean any = false;
-                var records = consumer.poll(Duration.ofMillis(500));
-                for (ConsumerRecord<String, byte[]> r : records) {
-                    Event e;
-                    try {
-                        e = Topics.EVENTS.valueSerde().deserializer().deserialize(r.topic(), r.value());
-                    } catch (RuntimeException undecodable) {
-                        continue; // the projector dead-letters what cannot be decoded; nothing here is ours
-                    }
-                    Event answer = handle(e);
-                    if (answer != null) {
-                        sink.accept(answer);
-                        any = true;
-                    }
-                }
-                if (any) {
-                    sink.flush();
-                }
-                if (!records.isEmpty()) {
-                    consumer.commitSync();
+                try {
+                    once();
+                } catch (WakeupException stopping) {
+                    throw stopping;
+                } catch (RuntimeException e) {
+                    // the answers could not be written (or the position committed): go back to the committed
+                    // position and try again; deleting again finds nothing and answers with the same ids
+                    log.error("carrying out deletions failed; trying again from the committed position in 5 s", e);
+                    rewind();
+                    Thread.sleep(5_000);
                 }
             }
-        } catch (WakeupException stopping) {
+        } catch (WakeupException | InterruptedException stopping) {
             // stop() asked
-        } catch (RuntimeException e) {
-            log.error("carrying out deletions stopped; they are carried out from the committed position at the next start", e);
         } finally {
             consumer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    private void once() {
+        boolean any = false;
+        var records = consumer.poll(Duration.ofMillis(500));
+        for (ConsumerRecord<String, byte[]> r : records) {
+            Event e;
+            try {
+                e = Topics.EVENTS.valueSerde().deserializer().deserialize(r.topic(), r.value());
+            } catch (RuntimeException undecodable) {
+                continue; // the projector dead-letters what cannot be decoded; nothing here is ours
+            }
+            Event answer = handle(e);
+            if (answer != null) {
+                sink.accept(answer);
+                any = true;
+            }
+        }
+        if (any) {
+            sink.flush();
+        }
+        if (!records.isEmpty()) {
+            consumer.commitSync();
+        }
+    }
+
+    private void rewind() {
+        try {
+            var committed = consumer.committed(consumer.assignment());
+            for (TopicPartition tp : consumer.assignment()) {
+                var at = committed.get(tp);
+                if (at == null) {
+                    consumer.seekToBeginning(List.of(tp));
+                } else {
+                    consumer.seek(tp, at.offset());
+                }
+            }
+        } catch (RuntimeException e) {
+            log.warn("could not go back to the committed position: {}", e.toString());
         }
     }
 
