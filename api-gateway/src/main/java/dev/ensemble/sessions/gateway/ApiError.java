@@ -2,11 +2,12 @@ package dev.ensemble.sessions.gateway;
 
 /**
  * An error answer: HTTP status, a short machine-readable code and a message a person can act on. Rendered
- * as {@code {"error": code, "message": message}}.
+ * as {@code {"error": code, "message": message}} plus any {@link #with details}.
  */
 public class ApiError extends RuntimeException {
     private final int status;
     private final String code;
+    private final java.util.Map<String, String> details = new java.util.LinkedHashMap<>();
 
     public ApiError(int status, String code, String message) {
         super(message);
@@ -20,6 +21,17 @@ public class ApiError extends RuntimeException {
 
     public String code() {
         return code;
+    }
+
+    /** Adds a field to the error's JSON beside error and message (e.g. which computer to connect). */
+    public ApiError with(String field, String value) {
+        details.put(field, value);
+        return this;
+    }
+
+    /** The fields added with {@link #with}, in order. */
+    public java.util.Map<String, String> details() {
+        return details;
     }
 
     static ApiError notFound(String what) {

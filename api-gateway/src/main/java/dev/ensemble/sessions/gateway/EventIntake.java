@@ -27,7 +27,8 @@ import java.util.concurrent.TimeoutException;
  * JSON form, and appends each valid event of the caller's account to the event log, keyed by account. Each
  * event is answered on its own: {@code accepted} (with its eventId; a second post of the same eventId is
  * accepted again and changes nothing downstream), or {@code rejected} with the reason — invalid (the field
- * and the problem) or forbidden (another account). A rejected event never makes the batch lose the good
+ * and the problem) or forbidden (another account, or a deletion event this principal may not post:
+ * {@link DeletionEventPolicy}). A rejected event never makes the batch lose the good
  * ones. Invalid events also go to the dead-letter topic with the reason in the header
  * {@code ensemble.error.reason}, so nothing sent is lost.
  */
@@ -89,6 +90,12 @@ public final class EventIntake {
             if (!e.getAccount().equals(principal.account())) {
                 r.put("status", "rejected").put("reason", "forbidden: this token may post events only for account '"
                         + principal.account() + "', not '" + e.getAccount() + "'");
+                forbidden++;
+                continue;
+            }
+            String refused = DeletionEventPolicy.refusal(principal, e);
+            if (refused != null) {
+                r.put("status", "rejected").put("reason", "forbidden: " + refused);
                 forbidden++;
                 continue;
             }

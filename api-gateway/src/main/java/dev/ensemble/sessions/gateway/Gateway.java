@@ -103,7 +103,11 @@ public final class Gateway implements AutoCloseable {
             cfg.showJavalinBanner = false;
             cfg.http.defaultContentType = "application/json";
         });
-        app.exception(ApiError.class, (e, ctx) -> ctx.status(e.status()).json(error(e.code(), e.getMessage())));
+        app.exception(ApiError.class, (e, ctx) -> {
+            ObjectNode body = error(e.code(), e.getMessage());
+            e.details().forEach(body::put);
+            ctx.status(e.status()).json(body);
+        });
         app.exception(Exception.class, (e, ctx) -> {
             LOG.error("request {} {} failed", ctx.method(), ctx.path(), e);
             ctx.status(500).json(error("internal", "the gateway failed on this request: " + e.getMessage()));
@@ -126,6 +130,10 @@ public final class Gateway implements AutoCloseable {
         app.post("/api/events", this::postEvents);
         app.post("/api/session-choice", this::sessionChoice);
         app.post("/api/devices/self/jobs/{id}/session-choice", this::computerSessionChoice);
+        DeletionEndpoints deletions = new DeletionEndpoints(() -> reads, producer, settings.clock(), this::forwarded);
+        app.delete("/api/agent/sessions/{id}", deletions::deleteSession);
+        app.get("/api/audit/deletions", deletions::audit);
+        app.post("/api/cleanup/sweep", deletions::sweep);
         subscriptions = new Subscriptions(settings.bootstrapServers(), sessionEventWindowBytes);
         subscriptions.register(app);
         app.start(settings.host(), settings.port());
@@ -281,7 +289,7 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * Read-side routing in one place: when another gateway instance holds the caller's account, the request
-     * is forwarded to it with the caller's token and its answer returned as is.
+     * is forwarded to it (same method, body and token) and its answer returned as is.
      */
     private boolean forwarded(Context ctx, Principal me) {
         Optional<String> owner = reads.ownerOf(me.account(), self);
@@ -290,10 +298,15 @@ public final class Gateway implements AutoCloseable {
         }
         try {
             String q = ctx.queryString() == null ? "" : "?" + ctx.queryString();
+            String body = ctx.body();
             HttpRequest req = HttpRequest.newBuilder(URI.create("http://" + owner.get() + ctx.path() + q))
                     .header("Authorization", ctx.header("Authorization"))
                     .header("X-Ensemble-Forwarded", self)
-                    .timeout(Duration.ofSeconds(10)).GET().build();
+                    .header("Content-Type", "application/json")
+                    .timeout(Duration.ofSeconds(10))
+                    .method(ctx.method().name(), body == null || body.isEmpty() ? HttpRequest.BodyPublishers.noBody()
+                            : HttpRequest.BodyPublishers.ofString(body))
+                    .build();
             HttpResponse<String> resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());
             ctx.status(resp.statusCode()).contentType("application/json").result(resp.body());
             return true;

@@ -49,6 +49,7 @@ public final class SessionJson {
         o.put("agentSessionId", s.getAgentSessionId());
         o.put("continuesSessionId", s.getContinuesSessionId());
         o.put("deleted", s.getDeleted());
+        o.put("deleting", s.getDeleting());
         o.put("createdAt", s.getCreatedAt().toString());
         o.put("lastActiveAt", s.getLastActiveAt().toString());
         return o;

@@ -4,6 +4,8 @@ import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.views.DeletionAudit;
+import dev.ensemble.sessions.views.RetirementView;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -32,7 +34,8 @@ import java.util.Set;
 
 /**
  * The gateway's read side: a Kafka Streams application that materializes the session view topic into a
- * local store ({@value #STORE}, key {@code <account>/<sessionId>}), keeping for each key only an update
+ * local store ({@value #STORE}, key {@code <account>/<sessionId>}), and likewise the retirement view and the
+ * deletion audit ({@value #RETIREMENT_STORE}, {@value #AUDIT_STORE}), keeping for each key only an update
  * whose {@code sequence} is higher than the one held. Reads go through {@link #ownerOf} (which instance
  * holds an account) so a cluster of gateways can route each read to the instance that owns the key.
  */
@@ -41,6 +44,10 @@ public final class SessionReads implements AutoCloseable {
     public static final String APPLICATION_ID = "ensemble-gateway";
     /** The local store of session views. */
     public static final String STORE = "gateway-sessions";
+    /** The local store of retirement views (key {@code <account>/<sessionId>}). */
+    public static final String RETIREMENT_STORE = "gateway-retirement";
+    /** The local store of the deletion audit (key {@code <account>/<requestId>}). */
+    public static final String AUDIT_STORE = "gateway-deletion-audit";
 
     private final KafkaStreams streams;
 
@@ -58,35 +65,65 @@ public final class SessionReads implements AutoCloseable {
                 stateDir, replicationFactor, overrides));
     }
 
-    /** Source {@code sessions.view.sessions} → processor keeping the newest sequence per key → store. */
+    /**
+     * Sources {@code sessions.view.sessions}, {@code sessions.view.retirement} and
+     * {@code sessions.view.deletion-audit} → one processor keeping the newest sequence per key → three stores.
+     * One processor for the three keeps them in one sub-topology, so the instance that holds an account's
+     * sessions also holds its retirement and its audit (the topics are partitioned alike).
+     */
     public static Topology buildTopology() {
         Topology t = new Topology();
         t.addSource("views-source", Topics.SESSIONS_VIEW.keySerde().deserializer(),
                 Topics.SESSIONS_VIEW.valueSerde().deserializer(), Topics.SESSIONS_VIEW.name());
-        t.addProcessor("newest-view", NewestView::new, "views-source");
+        t.addSource("retirement-source", Topics.RETIREMENT_VIEW.keySerde().deserializer(),
+                Topics.RETIREMENT_VIEW.valueSerde().deserializer(), Topics.RETIREMENT_VIEW.name());
+        t.addSource("audit-source", Topics.DELETION_AUDIT.keySerde().deserializer(),
+                Topics.DELETION_AUDIT.valueSerde().deserializer(), Topics.DELETION_AUDIT.name());
+        t.addProcessor("newest-view", NewestView::new, "views-source", "retirement-source", "audit-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.String(),
                 AvroSerde.of(SessionView.class)), "newest-view");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(RETIREMENT_STORE), Serdes.String(),
+                AvroSerde.of(RetirementView.class)), "newest-view");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(AUDIT_STORE), Serdes.String(),
+                AvroSerde.of(DeletionAudit.class)), "newest-view");
         return t;
     }
 
     /** Keeps an update only when its sequence is higher than the stored one; a tombstone deletes (a no-op when unknown). */
-    static final class NewestView implements Processor<String, SessionView, Void, Void> {
-        private KeyValueStore<String, SessionView> store;
+    static final class NewestView implements Processor<String, Object, Void, Void> {
+        private ProcessorContext<Void, Void> context;
+        private KeyValueStore<String, SessionView> sessions;
+        private KeyValueStore<String, RetirementView> retirement;
+        private KeyValueStore<String, DeletionAudit> audits;
 
         @Override
         public void init(ProcessorContext<Void, Void> context) {
-            store = context.getStateStore(STORE);
+            this.context = context;
+            sessions = context.getStateStore(STORE);
+            retirement = context.getStateStore(RETIREMENT_STORE);
+            audits = context.getStateStore(AUDIT_STORE);
         }
 
         @Override
-        public void process(Record<String, SessionView> r) {
-            if (r.value() == null) {
-                store.delete(r.key());
+        public void process(Record<String, Object> r) {
+            String topic = context.recordMetadata().map(m -> m.topic()).orElse(Topics.SESSIONS_VIEW.name());
+            if (topic.equals(Topics.RETIREMENT_VIEW.name())) {
+                keepNewest(retirement, r.key(), (RetirementView) r.value(), RetirementView::getSequence);
+            } else if (topic.equals(Topics.DELETION_AUDIT.name())) {
+                keepNewest(audits, r.key(), (DeletionAudit) r.value(), DeletionAudit::getSequence);
+            } else {
+                keepNewest(sessions, r.key(), (SessionView) r.value(), SessionView::getSequence);
+            }
+        }
+
+        private static <V> void keepNewest(KeyValueStore<String, V> store, String key, V value, java.util.function.ToLongFunction<V> sequence) {
+            if (value == null) {
+                store.delete(key);
                 return;
             }
-            SessionView held = store.get(r.key());
-            if (held == null || r.value().getSequence() > held.getSequence()) {
-                store.put(r.key(), r.value());
+            V held = store.get(key);
+            if (held == null || sequence.applyAsLong(value) > sequence.applyAsLong(held)) {
+                store.put(key, value);
             }
         }
     }
@@ -133,6 +170,34 @@ public final class SessionReads implements AutoCloseable {
             it.forEachRemaining(kv -> out.add(kv.value));
         }
         return out;
+    }
+
+    /** The retirement view of one session of the account, or null. */
+    public RetirementView retirement(String account, String sessionId) {
+        return this.<RetirementView>store(RETIREMENT_STORE).get(Keys.of(account, sessionId));
+    }
+
+    /** One deletion request's audit record, or null. */
+    public DeletionAudit audit(String account, String requestId) {
+        return this.<DeletionAudit>store(AUDIT_STORE).get(Keys.of(account, requestId));
+    }
+
+    /** Every deletion request's audit record of the account, in key order. */
+    public List<DeletionAudit> audits(String account) {
+        List<DeletionAudit> out = new ArrayList<>();
+        try (KeyValueIterator<String, DeletionAudit> it = this.<DeletionAudit>store(AUDIT_STORE).prefixScan(Keys.prefix(account),
+                new StringSerializer())) {
+            it.forEachRemaining(kv -> out.add(kv.value));
+        }
+        return out;
+    }
+
+    private <V> ReadOnlyKeyValueStore<String, V> store(String name) {
+        try {
+            return streams.store(StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.keyValueStore()));
+        } catch (org.apache.kafka.streams.errors.InvalidStateStoreException e) {
+            throw new ApiError(503, "starting", "the views are being loaded (" + streams.state() + "); try again in a few seconds");
+        }
     }
 
     private ReadOnlyKeyValueStore<String, SessionView> store() {

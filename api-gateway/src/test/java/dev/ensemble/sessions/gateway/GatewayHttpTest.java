@@ -38,6 +38,8 @@ class GatewayHttpTest {
     static final HttpClient http = HttpClient.newHttpClient();
     static final String ANA = "token-ana";
     static final String BO = "token-bo";
+    /** A service of ana's account (the web relaying events): the contract batch holds the cleanup's deletion request. */
+    static final String ANA_WEB = "token-ana-web";
 
     @BeforeAll
     static void start() throws Exception {
@@ -51,6 +53,7 @@ class GatewayHttpTest {
         Tokens tokens = Tokens.inMemory();
         tokens.register(ANA, new Principal("acct-ana", "person", "ana"));
         tokens.register(BO, new Principal("acct-bo", "person", "bo"));
+        tokens.register(ANA_WEB, new Principal("acct-ana", "service", "web"));
         gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1,
                 tokens, Clock.systemUTC())).start();
         gateway.awaitReady(Duration.ofSeconds(60));
@@ -97,21 +100,27 @@ class GatewayHttpTest {
     void theContractBatchIsAcceptedAndTheSessionIsServed() throws Exception {
         List<String> lines = Files.readAllLines(SharedData.require("contract/events-example.jsonl"));
         String batch = "[" + lines.stream().filter(l -> !l.isBlank()).collect(Collectors.joining(",")) + "]";
-        HttpResponse<String> r = post("/api/events", ANA, batch);
+        HttpResponse<String> r = post("/api/events", ANA_WEB, batch);
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         JsonNode answer = JSON.readTree(r.body());
         assertThat(answer.get("accepted").asInt()).isEqualTo(10);
         assertThat(answer.get("rejected").asInt()).isZero();
-        // posting the same batch again is accepted and changes nothing
-        assertThat(post("/api/events", ANA, batch).statusCode()).isEqualTo(200);
+        // posting the same batch again is accepted and changes nothing; a person may not post the system's deletion request
+        HttpResponse<String> again = post("/api/events", ANA, batch);
+        assertThat(again.statusCode()).isEqualTo(200);
+        JsonNode againAnswer = JSON.readTree(again.body());
+        assertThat(againAnswer.get("accepted").asInt()).isEqualTo(9);
+        assertThat(againAnswer.get("results").get(9).get("reason").asText()).startsWith("forbidden: a person asks for a deletion only as itself");
 
-        JsonNode s = awaitSession("job-101", ANA, j -> j.get("runs").asInt() == 2 && "idle".equals(j.get("status").asText()));
+        // the batch ends with the cleanup's request to delete the retired session: the guard accepts it
+        JsonNode s = awaitSession("job-101", ANA, j -> j.get("runs").asInt() == 2 && "idle".equals(j.get("status").asText())
+                && j.get("deleting").asBoolean());
         assertThat(s.get("agent").asText()).isEqualTo("claude-code");
         assertThat(s.get("folder").asText()).isEqualTo("/home/ana/workspace/projects/ranking");
         assertThat(s.get("firstTask").get("title").asText()).isEqualTo("Build the ranking API");
         assertThat(s.get("latestReportSummary").asText()).isEqualTo("The endpoint now returns total.");
         assertThat(s.get("fill").asDouble()).isEqualTo(0.305);
-        assertThat(s.get("resumable").asBoolean()).isTrue();
+        assertThat(s.get("resumable").asBoolean()).as("being deleted: not resumed any more").isFalse();
         assertThat(s.get("runList")).hasSize(2);
         assertThat(s.get("runList").get(1).get("continueFromJobId").asText()).isEqualTo("job-101");
 

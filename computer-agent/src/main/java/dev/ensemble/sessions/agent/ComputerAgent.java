@@ -25,11 +25,9 @@ import java.util.concurrent.TimeUnit;
  * {@code ComputerStatus} offline, flushes and closes the producer. A failed import is logged, kept in
  * {@link #lastError()}, and tried again at the next poll; its events are sent again then with the same ids.
  *
- * <p>Deletion seam: carrying out deletions in the agents' stores (guide section 6: consume
- * {@code SessionDeletionAccepted} for this computer, remove the transcripts, answer with
- * {@code SessionDeletedOnComputer}) is not built yet; it belongs in this class next to the import loop, and the
- * importer already forgets transcripts that disappeared. Until then the advertised {@code sessionDelete: 1}
- * promises more than this class does.
+ * <p>Deletions (guide section 6): while started, a {@link DeletionExecutor} carries out every
+ * {@code SessionDeletionAccepted} that lists this computer in the same stores ({@link AgentStoreDeleter}) and
+ * answers with {@code SessionDeletedOnComputer}; the importer forgets transcripts that disappeared.
  */
 public final class ComputerAgent {
     /** The default poll interval. */
@@ -46,6 +44,7 @@ public final class ComputerAgent {
     private final StoreImporter importer;
     private final EventFactory events;
     private KafkaEventSink sink;
+    private DeletionExecutor deletions;
     private ScheduledExecutorService scheduler;
     private volatile ImportSummary lastSummary;
     private volatile RuntimeException lastError;
@@ -103,6 +102,8 @@ public final class ComputerAgent {
         }
         sink = new KafkaEventSink(bootstrapServers, Map.of("client.id", "computer-agent-" + config.computerId()));
         sink.accept(events.computerStatus(true, CAPABILITIES));
+        deletions = new DeletionExecutor(bootstrapServers, config, new AgentStoreDeleter(claudeDirs, codexDirs), sink);
+        deletions.start();
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "computer-agent-import");
             t.setDaemon(true);
@@ -146,6 +147,8 @@ public final class ComputerAgent {
             scheduler.shutdownNow();
             Thread.currentThread().interrupt();
         }
+        deletions.stop();
+        deletions = null;
         try {
             sink.accept(events.computerStatus(false, CAPABILITIES));
             sink.flush();

@@ -6,7 +6,10 @@ import dev.ensemble.sessions.agent.ImportConfig;
 import dev.ensemble.sessions.gateway.Gateway;
 import dev.ensemble.sessions.gateway.Principal;
 import dev.ensemble.sessions.gateway.Tokens;
+import dev.ensemble.sessions.cleanup.CleanupConfig;
+import dev.ensemble.sessions.cleanup.CleanupService;
 import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.projector.RetirementRules;
 import dev.ensemble.sessions.scorer.ConfigWatcher;
 import dev.ensemble.sessions.scorer.service.ChoiceService;
 import dev.ensemble.sessions.schema.TopicAdmin;
@@ -30,12 +33,13 @@ import java.util.concurrent.CountDownLatch;
 /**
  * {@code ensemble-sessions up}: the embedded default (DESIGN.md §8). Starts a real single-node KRaft broker
  * on loopback with its data in the data folder (or uses {@code --bootstrap-servers}), creates the topics,
- * starts the projector, the gateway on {@code http://localhost:<port>} and the computer agent importing the
+ * starts the projector, the cleanup service (guide §6 sweeps, unless {@code --no-clean-sessions}), the gateway
+ * on {@code http://localhost:<port>} and the computer agent importing the
  * agent stores found here, and runs until Ctrl-C, then stops everything cleanly. Starting again keeps
  * everything.
  */
 @Command(name = "up", mixinStandardHelpOptions = true,
-        description = "Start the whole system on this computer: a Kafka broker, the projector, the HTTP API and the importer.")
+        description = "Start the whole system on this computer: a Kafka broker, the projector, the cleanup, the HTTP API and the importer.")
 final class UpCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(UpCommand.class);
 
@@ -69,6 +73,12 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--poll-seconds", defaultValue = "5", description = "how often the importer looks for changed transcripts (default ${DEFAULT-VALUE})")
     int pollSeconds;
 
+    @Option(names = "--no-clean-sessions", description = "turn the cleanup sweeps off (orchestration.cleanSessions=false); deletions you ask for still happen")
+    boolean noCleanSessions;
+
+    @Option(names = "--completed-window-days", defaultValue = "7", description = "a done or dropped task's session is cleaned up after this many days (default ${DEFAULT-VALUE})")
+    int completedWindowDays;
+
     @Override
     public Integer call() throws Exception {
         DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
@@ -94,9 +104,14 @@ final class UpCommand implements Callable<Integer> {
             try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
                 TopicAdmin.ensureTopics(admin, Topics.DEFAULT_PARTITIONS, replicationFactor);
             }
-            Projector projector = new Projector(bootstrap, data.state("projector"), replicationFactor, Map.of());
+            Projector projector = new Projector(bootstrap, data.state("projector"), replicationFactor, Map.of(),
+                    RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays)));
             running.add(projector);
             projector.start();
+            CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor,
+                    CleanupConfig.defaults().withCleanSessions(!noCleanSessions), Map.of());
+            running.add(cleanup);
+            cleanup.start();
 
             Tokens tokens = Tokens.load(data.tokens());
             String token = Files.exists(data.token()) ? Files.readString(data.token()).strip() : null;

@@ -14,7 +14,8 @@ import java.util.concurrent.ExecutionException;
 
 /**
  * Creates the system's topics when they are missing. The event log keeps every event forever (it is the
- * source of truth, so views can always be rebuilt); views are compacted; the dead-letter topic keeps 30 days.
+ * source of truth, so views can always be rebuilt); views are compacted; the dead-letter topic keeps 30 days;
+ * cleanup commands one day.
  */
 public final class TopicAdmin {
     private TopicAdmin() {
@@ -22,7 +23,8 @@ public final class TopicAdmin {
 
     /** Every topic {@link Topics} declares. */
     public static List<Topic<?, ?>> all() {
-        return List.of(Topics.EVENTS, Topics.DEAD_LETTER, Topics.SESSIONS_VIEW, Topics.CORPUS_VIEW);
+        return List.of(Topics.EVENTS, Topics.DEAD_LETTER, Topics.SESSIONS_VIEW, Topics.CORPUS_VIEW, Topics.RETIREMENT_VIEW,
+                Topics.DELETION_AUDIT, Topics.CLEANUP_COMMANDS);
     }
 
     /**
@@ -67,6 +69,8 @@ public final class TopicAdmin {
             }
         } else if (t == Topics.DEAD_LETTER) {
             c.put(TopicConfig.RETENTION_MS_CONFIG, String.valueOf(30L * 24 * 3600 * 1000));
+        } else if (t == Topics.CLEANUP_COMMANDS) {
+            c.put(TopicConfig.RETENTION_MS_CONFIG, String.valueOf(24L * 3600 * 1000));
         } else {
             c.put(TopicConfig.RETENTION_MS_CONFIG, "-1");
             c.put(TopicConfig.RETENTION_BYTES_CONFIG, "-1");

@@ -1,6 +1,9 @@
 package dev.ensemble.sessions.schema;
 
+import dev.ensemble.sessions.commands.CleanupCommand;
 import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.views.DeletionAudit;
+import dev.ensemble.sessions.views.RetirementView;
 import dev.ensemble.sessions.views.CorpusView;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.common.serialization.Serde;
@@ -34,6 +37,28 @@ public final class Topics {
     /** Session chains (guide section 1). Key: {@code <account>/<sessionId>}; a tombstone never occurs (deleted sessions stay, marked). */
     public static final Topic<String, SessionView> SESSIONS_VIEW =
             new Topic<>("sessions.view.sessions", Serdes.String(), AvroSerde.of(SessionView.class), true);
+
+    /**
+     * Retirement of each session (guide §5 and §6): its tasks' retirement, runs queued or going, its computers,
+     * idle deadlines, the deletion in progress, and when the cleanup looks at it next. Written by the projector.
+     * Key: {@code <account>/<sessionId>}, partitioned by account; deleted sessions stay, marked.
+     */
+    public static final Topic<String, RetirementView> RETIREMENT_VIEW =
+            new Topic<>("sessions.view.retirement", Serdes.String(), AvroSerde.of(RetirementView.class), true);
+
+    /**
+     * The deletion audit (guide §6): one record per deletion request, folded from the deletion events by the
+     * projector. Key: {@code <account>/<requestId>}, partitioned by account; never deleted.
+     */
+    public static final Topic<String, DeletionAudit> DELETION_AUDIT =
+            new Topic<>("sessions.view.deletion-audit", Serdes.String(), AvroSerde.of(DeletionAudit.class), true);
+
+    /**
+     * Commands to the cleanup service ({@code POST /api/cleanup/sweep}). Key: the account to sweep, or
+     * {@code *} (one record per partition) for every account. Kept one day.
+     */
+    public static final Topic<String, CleanupCommand> CLEANUP_COMMANDS =
+            new Topic<>("sessions.cleanup.commands", Serdes.String(), AvroSerde.of(CleanupCommand.class), false);
 
     /**
      * Rarity tables (guide §4): per account and computer, the document frequencies of the last 2,000 tasks'

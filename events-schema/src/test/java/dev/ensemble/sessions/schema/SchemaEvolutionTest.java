@@ -1,8 +1,13 @@
 package dev.ensemble.sessions.schema;
 
+import dev.ensemble.sessions.commands.CleanupCommand;
 import dev.ensemble.sessions.events.EngineEvent;
 import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.views.DeletionAudit;
+import dev.ensemble.sessions.views.DeletionState;
 import dev.ensemble.sessions.views.ParkedEvents;
+import dev.ensemble.sessions.views.RetirementView;
+import dev.ensemble.sessions.views.RunFacts;
 import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.avro.Schema;
@@ -37,7 +42,8 @@ class SchemaEvolutionTest {
     @Test
     void everyCurrentSchemaIsAReleasedVersion() {
         for (Schema current : List.of(Event.getClassSchema(), SessionView.getClassSchema(), RunRef.getClassSchema(), ParkedEvents.getClassSchema(),
-                dev.ensemble.sessions.views.CorpusView.getClassSchema())) {
+                RetirementView.getClassSchema(), DeletionAudit.getClassSchema(), DeletionState.getClassSchema(), RunFacts.getClassSchema(),
+                CleanupCommand.getClassSchema(), dev.ensemble.sessions.views.CorpusView.getClassSchema())) {
             List<Schema> released = SchemaHistory.versionsOf(current.getFullName());
             assertThat(released).as("released versions of %s", current.getFullName()).isNotEmpty();
             assertThat(released.stream().map(SchemaHistory::fingerprint))

@@ -3,7 +3,12 @@ package dev.ensemble.sessions.projector;
 import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.views.DeletionAudit;
+import dev.ensemble.sessions.views.DeletionState;
 import dev.ensemble.sessions.views.ParkedEvents;
+import dev.ensemble.sessions.views.RetirementView;
+import dev.ensemble.sessions.views.RunFacts;
 import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionView;
 import dev.ensemble.sessions.scorer.ConfigWatcher;
@@ -17,13 +22,18 @@ import org.slf4j.LoggerFactory;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
 /**
  * The projector service: one Kafka Streams application that folds the event log ({@code sessions.events},
- * key account) into the views (DESIGN.md §4). Today: session chains (guide §1), published on the compacted
- * topic {@code sessions.view.sessions} (key {@code <account>/<sessionId>}, partitioned by account).
+ * key account) into the views (DESIGN.md §4): session chains (guide §1) on {@code sessions.view.sessions},
+ * corpus statistics (guide §4) on {@code sessions.view.corpus},
+ * retirement (guide §5, §6) on {@code sessions.view.retirement}, the deletion audit on
+ * {@code sessions.view.deletion-audit} (compacted, keys {@code <account>/<id>}, partitioned by account); and,
+ * as the single writer of each account, the deletion guard's decisions, appended to {@code sessions.events}
+ * in the same exactly-once transaction.
  *
  * <p>Life cycle: {@link #start()} runs the application until {@link #stop()}; startable alone against any
  * bootstrap servers, or together with the other services by the local launcher.
@@ -35,6 +45,7 @@ public final class Projector implements AutoCloseable {
     public static final String APPLICATION_ID = "ensemble-projector";
 
     private final Properties properties;
+    private final RetirementRules.Config rules;
     private KafkaStreams streams;
 
     /**
@@ -44,43 +55,106 @@ public final class Projector implements AutoCloseable {
      * @param overrides         further Streams settings, applied last
      */
     public Projector(String bootstrapServers, Path stateDir, int replicationFactor, Map<String, ?> overrides) {
-        this.properties = StreamsDefaults.properties(APPLICATION_ID, bootstrapServers, stateDir, replicationFactor, overrides);
+        this(bootstrapServers, stateDir, replicationFactor, overrides, RetirementRules.Config.defaults());
     }
 
     /**
-     * The projector's topology: source {@code sessions.events} → processor {@code session-chains} (stores
-     * event-ids, session-chains, run-index, task-sessions, parked-runs) → sink {@code sessions.view.sessions};
-     * and → processor {@code corpus-stats} (stores corpus-docs, corpus-index, corpus-claims) → sink
-     * {@code sessions.view.corpus}. The analysis config is read from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}. Both
-     * {@link #start()} and the tests build it here.
+     * @param rules the retirement rules' numbers, e.g. {@code Config.defaults().withCompletedWindow(Duration.ofDays(14))}
      */
+    public Projector(String bootstrapServers, Path stateDir, int replicationFactor, Map<String, ?> overrides,
+                     RetirementRules.Config rules) {
+        this.properties = StreamsDefaults.properties(APPLICATION_ID, bootstrapServers, stateDir, replicationFactor, overrides);
+        this.rules = rules;
+    }
+
+    /** The topology with the default {@link RetirementRules.Config}. */
     public static Topology buildTopology() {
+        return buildTopology(RetirementRules.Config.defaults());
+    }
+
+    /** The topology with RocksDB stores, as {@link #start()} runs it. */
+    public static Topology buildTopology(RetirementRules.Config rules) {
+        return buildTopology(rules, false);
+    }
+
+    /**
+     * The projector's topology; both {@link #start()} and the tests build it here.
+     * <pre>
+     * sessions.events → deletion-guard ─┬→ session-chains ─┬→ sessions.view.sessions
+     *                                   │                  └→ retirement ─→ sessions.view.retirement
+     *                                   ├→ corpus-stats ─→ sessions.view.corpus
+     *                                   ├→ retirement (a computer's status, a deletion's progress)
+     *                                   ├→ sessions.view.deletion-audit
+     *                                   └→ sessions.events (its own decisions, in the same transaction)
+     * </pre>
+     * The deletion guard ({@link DeletionProcessor}) meets every event first: it refuses foreign deletion
+     * decisions, folds the facts the retirement rules need, passes the event on to the session chains
+     * ({@link SessionChainProcessor}), then decides deletion requests and records computers' answers. Stores:
+     * event-ids, session-chains, run-index, task-sessions, parked-runs (chains); run-facts, task-states,
+     * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views. The
+     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claims) get every
+     * valid new event after the chains (an invalid one is refused once, by the guard), with the analysis config
+     * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}.
+     *
+     * @param rules          the retirement rules' numbers (the completed window)
+     * @param inMemoryStores the same topology with in-memory stores instead of RocksDB: for long simulations
+     *                       and throwaway replays, where writing every store to disk on every commit dominates
+     */
+    public static Topology buildTopology(RetirementRules.Config rules, boolean inMemoryStores) {
+        java.util.function.Function<String, org.apache.kafka.streams.state.KeyValueBytesStoreSupplier> store =
+                name -> inMemoryStores ? Stores.inMemoryKeyValueStore(name) : Stores.persistentKeyValueStore(name);
+        String guard = "deletion-guard";
+        String chains = DeletionProcessor.CHAINS;
+        String retirement = DeletionProcessor.RETIREMENT;
         Topology t = new Topology();
         t.addSource("events-source", Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        t.addProcessor("session-chains", SessionChainProcessor::new, "events-source");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.EVENT_IDS),
-                Serdes.String(), Serdes.Long()), "session-chains");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.SESSION_CHAINS),
-                Serdes.String(), AvroSerde.of(SessionView.class)), "session-chains");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.RUN_INDEX),
-                Serdes.String(), AvroSerde.of(RunRef.class)), "session-chains");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.TASK_SESSIONS),
-                Serdes.String(), Serdes.String()), "session-chains");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.PARKED_RUNS),
-                Serdes.String(), AvroSerde.of(ParkedEvents.class)), "session-chains");
+        String corpus = "corpus-stats";
+        t.addProcessor(guard, () -> new DeletionProcessor(rules, List.of(chains, corpus)), "events-source");
+        t.addProcessor(chains, SessionChainProcessor::new, guard);
+        t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.EVENT_IDS),
+                Serdes.String(), Serdes.Long()), chains, guard);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.SESSION_CHAINS),
+                Serdes.String(), AvroSerde.of(SessionView.class)), chains, guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_INDEX),
+                Serdes.String(), AvroSerde.of(RunRef.class)), chains, guard);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_SESSIONS),
+                Serdes.String(), Serdes.String()), chains);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.PARKED_RUNS),
+                Serdes.String(), AvroSerde.of(ParkedEvents.class)), chains);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_FACTS),
+                Serdes.String(), AvroSerde.of(RunFacts.class)), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_STATES),
+                Serdes.String(), AvroSerde.of(Event.class)), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_STATES),
+                Serdes.String(), AvroSerde.of(Event.class)), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_SESSIONS),
+                Serdes.String(), Serdes.String()), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_STATES),
+                Serdes.String(), AvroSerde.of(DeletionState.class)), guard, retirement);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_AUDIT),
+                Serdes.String(), AvroSerde.of(DeletionAudit.class)), guard);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RETIREMENT_VIEWS),
+                Serdes.String(), AvroSerde.of(RetirementView.class)), retirement);
         ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
-        t.addProcessor("corpus-stats", () -> new CorpusProcessor(config), "events-source");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.CORPUS_DOCS),
+        t.addProcessor(corpus, () -> new CorpusProcessor(config), guard);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_DOCS),
                 Serdes.String(), Serdes.String()), "corpus-stats");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.CORPUS_INDEX),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_INDEX),
                 Serdes.String(), Serdes.Long()), "corpus-stats");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(StoreNames.CORPUS_CLAIMS),
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_CLAIMS),
                 Serdes.String(), Serdes.ByteArray()), "corpus-stats");
         t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
                 Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
-                Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "session-chains");
+                Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), chains);
+        t.addSink("retirement-view-sink", Topics.RETIREMENT_VIEW.name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
+                Topics.RETIREMENT_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), retirement);
+        t.addSink(DeletionProcessor.AUDIT_SINK, Topics.DELETION_AUDIT.name(), Topics.DELETION_AUDIT.keySerde().serializer(),
+                Topics.DELETION_AUDIT.valueSerde().serializer(), new AccountPartitioner<>(), guard);
+        t.addSink(DeletionProcessor.EVENTS_SINK, Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(),
+                Topics.EVENTS.valueSerde().serializer(), new AccountPartitioner<>(), guard);
         return t;
     }
 
@@ -89,7 +163,7 @@ public final class Projector implements AutoCloseable {
         if (streams != null) {
             return;
         }
-        streams = new KafkaStreams(buildTopology(), properties);
+        streams = new KafkaStreams(buildTopology(rules), properties);
         streams.setUncaughtExceptionHandler(ex -> {
             LOG.error("projector stream thread failed; replacing it", ex);
             return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;

@@ -131,7 +131,7 @@ public final class ProjectorRebuild {
     public static boolean awaitViewsSettled(Admin admin, Duration quiet, Duration timeout) throws InterruptedException {
         try {
             List<TopicPartition> parts = new ArrayList<>();
-            for (String t : List.of(Topics.SESSIONS_VIEW.name(), Topics.CORPUS_VIEW.name())) {
+            for (String t : List.of(Topics.SESSIONS_VIEW.name(), Topics.CORPUS_VIEW.name(), Topics.RETIREMENT_VIEW.name(), Topics.DELETION_AUDIT.name())) {
                 admin.describeTopics(List.of(t)).allTopicNames().get().get(t).partitions()
                         .forEach(p -> parts.add(new TopicPartition(t, p.partition())));
             }

@@ -21,4 +21,18 @@ public final class StoreNames {
     public static final String CORPUS_CLAIMS = "corpus-claims";
     /** {@code <account>/<awaited runId>} → ParkedEvents. */
     public static final String PARKED_RUNS = "parked-runs";
+    /** {@code <account>/<runId>} → RunFacts: agent session ids, keepDays, nextRunAt and sourceRef of each run (deletion workflow). */
+    public static final String RUN_FACTS = "run-facts";
+    /** {@code <account>/<taskId>} → the newest TaskChanged Event of the task (by occurredAt), known or not to a session yet. */
+    public static final String TASK_STATES = "task-states";
+    /** {@code <account>/<computerId>} → the newest ComputerStatus Event of the computer (by occurredAt). */
+    public static final String COMPUTER_STATES = "computer-states";
+    /** {@code <account>/<computerId>\n<sessionId>} → "": the sessions that ran on each computer, for prefix scans. */
+    public static final String COMPUTER_SESSIONS = "computer-sessions";
+    /** {@code <account>/<sessionId>} → DeletionState: the deletion in progress and the newest skip. */
+    public static final String DELETION_STATES = "deletion-states";
+    /** {@code <account>/<requestId>} → DeletionAudit. */
+    public static final String DELETION_AUDIT = "deletion-audit";
+    /** {@code <account>/<sessionId>} → RetirementView, the newest published. */
+    public static final String RETIREMENT_VIEWS = "retirement-views";
 }

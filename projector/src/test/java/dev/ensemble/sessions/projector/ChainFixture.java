@@ -6,7 +6,10 @@ import dev.ensemble.sessions.events.RunClaimed;
 import dev.ensemble.sessions.events.RunKind;
 import dev.ensemble.sessions.events.RunStatus;
 import dev.ensemble.sessions.events.RunStatusChanged;
-import dev.ensemble.sessions.events.SessionDeleted;
+import dev.ensemble.sessions.events.ComputerStatus;
+import dev.ensemble.sessions.events.Requester;
+import dev.ensemble.sessions.events.SessionDeletedOnComputer;
+import dev.ensemble.sessions.events.SessionDeletionRequested;
 import dev.ensemble.sessions.events.TaskFacts;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
@@ -116,7 +119,18 @@ final class ChainFixture implements AutoCloseable {
                 .setContextSize(size).build(), at(minute));
     }
 
-    static Event deleted(String sessionId, int minute) {
-        return event(SessionDeleted.newBuilder().setSessionId(sessionId).setRequestId("req-" + sessionId).build(), at(minute));
+    /**
+     * A session deleted the only way there is (guide §6): its computer online and able to delete, a person's
+     * request naming the runs they saw, the guard's acceptance, the computer's confirmation; SessionDeleted
+     * follows from the projector.
+     */
+    static Event[] deleted(String sessionId, List<String> runIds, int minute) {
+        Event online = event(ComputerStatus.newBuilder().setComputerId("laptop").setOnline(true)
+                .setCapabilities(Map.of("sessionDelete", 1)).build(), at(minute));
+        Event request = event(SessionDeletionRequested.newBuilder().setSessionId(sessionId).setRequestedBy(Requester.person)
+                .setRequesterId("ana").setReason("person").setRunIds(runIds).build(), at(minute));
+        Event answer = event(SessionDeletedOnComputer.newBuilder().setSessionId(sessionId).setRequestId(request.getEventId())
+                .setComputerId("laptop").setOk(true).build(), at(minute));
+        return new Event[]{online, request, answer};
     }
 }

@@ -1,6 +1,8 @@
 package dev.ensemble.sessions.projector;
 
 import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.SessionDeletionAccepted;
+import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
@@ -92,6 +94,44 @@ class ProjectorIntegrationTest {
             assertThat(s.getFilesChanged()).containsExactly("src/api/rank.ts", "src/search/rankResults.ts");
             assertThat(s.getProjectName()).isEqualTo("Ranking");
             assertThat(s.getStatus().name()).isEqualTo("IDLE");
+
+            // the contract's last event asks to delete the retired session: the guard accepts it, and its decision
+            // is appended to the log in the projector's own transaction, with the audit beside it
+            DeletionAudit audit = null;
+            boolean acceptedInLog = false;
+            try (KafkaConsumer<String, DeletionAudit> c = new KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
+                    "group.id", "it-audit", "auto.offset.reset", "earliest", "isolation.level", "read_committed"),
+                    Topics.DELETION_AUDIT.keySerde().deserializer(), Topics.DELETION_AUDIT.valueSerde().deserializer());
+                 KafkaConsumer<String, Event> log = new KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
+                    "group.id", "it-log", "auto.offset.reset", "earliest", "isolation.level", "read_committed"),
+                    Topics.EVENTS.keySerde().deserializer(), new org.apache.kafka.common.serialization.Deserializer<Event>() {
+                        @Override
+                        public Event deserialize(String topic, byte[] data) {
+                            try {
+                                return Topics.EVENTS.valueSerde().deserializer().deserialize(topic, data);
+                            } catch (RuntimeException e) {
+                                return null; // the garbage record written above
+                            }
+                        }
+                    })) {
+                c.subscribe(List.of(Topics.DELETION_AUDIT.name()));
+                log.subscribe(List.of(Topics.EVENTS.name()));
+                long until = System.currentTimeMillis() + 60_000;
+                while ((audit == null || !acceptedInLog) && System.currentTimeMillis() < until) {
+                    for (ConsumerRecord<String, DeletionAudit> r : c.poll(Duration.ofMillis(100))) {
+                        audit = r.value();
+                    }
+                    for (ConsumerRecord<String, Event> r : log.poll(Duration.ofMillis(100))) {
+                        acceptedInLog |= r.value() != null && r.value().getPayload() instanceof SessionDeletionAccepted
+                                && "service:projector".equals(r.value().getSource());
+                    }
+                }
+            }
+            assertThat(audit).isNotNull();
+            assertThat(audit.getRequestId()).isEqualTo("0b4f3c1e-2a51-4c3e-9d5f-000000000010");
+            assertThat(audit.getDecision()).isEqualTo("ACCEPTED");
+            assertThat(audit.getComputersAsked()).containsExactly("laptop-ana");
+            assertThat(acceptedInLog).as("the decision is in the log").isTrue();
 
             try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
                     "group.id", "it-dlq", "auto.offset.reset", "earliest", "isolation.level", "read_committed"),

@@ -96,7 +96,7 @@ class ProjectorRebuildTest {
             for (int i = 0; i < n; i++) {
                 String acct = accounts.get(rnd.nextInt(accounts.size()));
                 List<String> mine = runs.computeIfAbsent(acct, a -> new ArrayList<>());
-                Event e;
+                Event e = null;
                 int kind = mine.isEmpty() ? 0 : rnd.nextInt(10);
                 String some = mine.isEmpty() ? null : mine.get(rnd.nextInt(mine.size()));
                 if (kind <= 2) {
@@ -108,7 +108,10 @@ class ProjectorRebuildTest {
                 } else if (kind <= 8) {
                     e = ChainFixture.engine(some, "agent-" + some, (long) rnd.nextInt(100_000), 200_000L, i);
                 } else {
-                    e = ChainFixture.deleted(some, i);
+                    for (Event d : ChainFixture.deleted(some, List.of(some), i)) {
+                        sent.add(p.send(new ProducerRecord<>(Topics.EVENTS.name(), acct, Event.newBuilder(d).setAccount(acct).build())));
+                    }
+                    continue;
                 }
                 e = Event.newBuilder(e).setAccount(acct).build();
                 sent.add(p.send(new ProducerRecord<>(Topics.EVENTS.name(), acct, e)));
@@ -116,7 +119,7 @@ class ProjectorRebuildTest {
             p.flush();
             for (var f : sent) f.get();
         }
-        return n;
+        return sent.size();
     }
 
     /** Key by key; on a difference, names the first keys that differ (values are long). */

@@ -55,9 +55,9 @@ class SessionChainRulesTest {
         @Test
         void aRunThatContinuesARunOfADeletedSessionStartsItsOwnAndRecordsWhichItContinues() {
             try (ChainFixture f = new ChainFixture()) {
-                f.given(claimed("job-1", null, "First", 0), engine("job-1", "agent-a", 10L, 100L, 0), done("job-1", "one", List.of(), 1),
-                        deleted("job-1", 5),
-                        claimed("job-2", "job-1", "Second", 6));
+                f.given(claimed("job-1", null, "First", 0), engine("job-1", "agent-a", 10L, 100L, 0), done("job-1", "one", List.of(), 1));
+                f.given(deleted("job-1", List.of("job-1"), 5));
+                f.given(claimed("job-2", "job-1", "Second", 6));
                 SessionView old = f.session("job-1");
                 assertThat(old.getDeleted()).isTrue();
                 assertThat(old.getResumable()).isFalse();
@@ -137,7 +137,8 @@ class SessionChainRulesTest {
                 assertThat(f.session("job-1").getResumable()).as("nothing to resume yet").isFalse();
                 f.given(engine("job-1", "agent-a", 1L, 10L, 1));
                 assertThat(f.session("job-1").getResumable()).isTrue();
-                f.given(done("job-1", "ok", List.of(), 2), deleted("job-1", 3));
+                f.given(done("job-1", "ok", List.of(), 2));
+                f.given(deleted("job-1", List.of("job-1"), 3));
                 assertThat(f.session("job-1").getResumable()).isFalse();
             }
         }

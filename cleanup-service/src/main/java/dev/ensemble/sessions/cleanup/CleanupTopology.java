@@ -1,0 +1,59 @@
+package dev.ensemble.sessions.cleanup;
+
+import dev.ensemble.sessions.schema.AvroSerde;
+import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.views.RetirementView;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * The cleanup service's topology, built here for both {@link CleanupService} and the tests:
+ * <pre>
+ * sessions.view.retirement ──┐
+ *                            ├→ sweeps ──→ sessions.events (SessionDeletionRequested, key account)
+ * sessions.cleanup.commands ─┘
+ * </pre>
+ * Both sources are keyed (and partitioned) by account, so one task holds an account's views and commands.
+ */
+public final class CleanupTopology {
+    private CleanupTopology() {
+    }
+
+    /** {@code <account>/<sessionId>} → the newest RetirementView of a session not deleted. */
+    public static final String VIEWS = "cleanup-views";
+    /** {@code <account>/<sessionId>} → when it is next looked at (epoch millis). */
+    public static final String SCHEDULE = "cleanup-schedule";
+    /** {@code <account>/<due millis>/<sessionId>} → sessionId: the due index, in due order per account. */
+    public static final String DUE = "cleanup-due";
+    /** account → when it was last swept (epoch millis; 0: not yet). */
+    public static final String ACCOUNTS = "cleanup-accounts";
+
+    /** The topology with {@code config} and RocksDB stores, as {@link CleanupService} runs it. */
+    public static Topology build(CleanupConfig config) {
+        return build(config, false);
+    }
+
+    /**
+     * The topology with {@code config}; {@code inMemoryStores}: the same with in-memory stores, for long
+     * simulations where writing every store to disk on every commit dominates.
+     */
+    public static Topology build(CleanupConfig config, boolean inMemoryStores) {
+        java.util.function.Function<String, org.apache.kafka.streams.state.KeyValueBytesStoreSupplier> store =
+                name -> inMemoryStores ? Stores.inMemoryKeyValueStore(name) : Stores.persistentKeyValueStore(name);
+        Topology t = new Topology();
+        t.addSource("retirement-source", Topics.RETIREMENT_VIEW.keySerde().deserializer(),
+                Topics.RETIREMENT_VIEW.valueSerde().deserializer(), Topics.RETIREMENT_VIEW.name());
+        t.addSource("commands-source", Topics.CLEANUP_COMMANDS.keySerde().deserializer(),
+                Topics.CLEANUP_COMMANDS.valueSerde().deserializer(), Topics.CLEANUP_COMMANDS.name());
+        t.addProcessor("sweeps", () -> new SweepProcessor(config), "retirement-source", "commands-source");
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(VIEWS), Serdes.String(),
+                AvroSerde.of(RetirementView.class)), "sweeps");
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(SCHEDULE), Serdes.String(), Serdes.Long()), "sweeps");
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(DUE), Serdes.String(), Serdes.String()), "sweeps");
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(ACCOUNTS), Serdes.String(), Serdes.Long()), "sweeps");
+        t.addSink("requests-sink", Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(), Topics.EVENTS.valueSerde().serializer(),
+                "sweeps");
+        return t;
+    }
+}

@@ -1,0 +1,141 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.views.DeletionState;
+import dev.ensemble.sessions.views.RetirementComputer;
+import dev.ensemble.sessions.views.RetirementDeletion;
+import dev.ensemble.sessions.views.RetirementSkip;
+import dev.ensemble.sessions.views.RetirementTask;
+import dev.ensemble.sessions.views.RetirementView;
+import dev.ensemble.sessions.views.SessionView;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The retirement view (guide §5 and §6, DESIGN.md §4 Retirement): for every session the session chains or the
+ * deletion guard changed, the facts ({@link DeletionStores#facts}) go through {@link RetirementRules} as of the
+ * newest fact, and the view is forwarded under {@code <account>/<sessionId>} when it differs from the one
+ * published last (its sequence then grows by one). Input: SessionView records keyed {@code <account>/<sessionId>}.
+ */
+final class RetirementProcessor implements Processor<String, SessionView, String, RetirementView> {
+    private static final dev.ensemble.sessions.schema.AvroSerde<RetirementView> SERDE =
+            dev.ensemble.sessions.schema.AvroSerde.of(RetirementView.class);
+    private final RetirementRules.Config config;
+    private ProcessorContext<String, RetirementView> context;
+    private DeletionStores stores;
+    private KeyValueStore<String, RetirementView> views;
+
+    RetirementProcessor(RetirementRules.Config config) {
+        this.config = config;
+    }
+
+    @Override
+    public void init(ProcessorContext<String, RetirementView> context) {
+        this.context = context;
+        this.stores = new DeletionStores(context);
+        this.views = context.getStateStore(StoreNames.RETIREMENT_VIEWS);
+    }
+
+    @Override
+    public void process(Record<String, SessionView> record) {
+        SessionView s = record.value();
+        if (s == null) {
+            return;
+        }
+        stores.indexComputers(s);
+        String key = Keys.of(s.getAccount(), s.getSessionId());
+        RetirementView held = views.get(key);
+        RetirementView next = view(s, held == null ? 0L : held.getSequence());
+        if (held != null && sameButSequence(held, next)) {
+            return;
+        }
+        next.setSequence((held == null ? 0L : held.getSequence()) + 1);
+        views.put(key, next);
+        context.forward(new Record<>(key, next, record.timestamp()));
+    }
+
+    /**
+     * Compares the encoded forms: the generated equals() of a record holding arrays of records with nullable
+     * timestamps cannot compare java.time.Instant values (Avro's GenericData.compare knows no conversions).
+     */
+    private static boolean sameButSequence(RetirementView a, RetirementView b) {
+        long seq = b.getSequence();
+        b.setSequence(a.getSequence());
+        boolean same = java.util.Arrays.equals(SERDE.encode(a), SERDE.encode(b));
+        b.setSequence(seq);
+        return same;
+    }
+
+    /** The view of {@code s} from the stores, as of its newest fact. */
+    RetirementView view(SessionView s, long sequence) {
+        RetirementRules.Facts f = stores.facts(s);
+        Instant asOf = stores.asOf(s, f);
+        RetirementRules.Verdict v = RetirementRules.evaluate(f, asOf, config);
+        RetirementRules.Readiness r = v.readiness();
+        List<RetirementTask> tasks = new ArrayList<>();
+        for (int i = 0; i < f.tasks().size(); i++) {
+            RetirementRules.Task t = f.tasks().get(i);
+            tasks.add(new RetirementTask(t.taskId(), t.status(), t.pinned(), t.personOwned(), t.completedAt(), t.deletedAt(),
+                    t.changedAt(), r.taskRetiredAt().get(i)));
+        }
+        List<RetirementComputer> computers = new ArrayList<>();
+        for (RetirementRules.Computer c : f.computers()) {
+            computers.add(new RetirementComputer(c.computerId(), c.known(), c.online(), c.sessionDelete(), c.reportedAt()));
+        }
+        DeletionState d = stores.deletion(s.getAccount(), s.getSessionId());
+        RetirementDeletion deletion = null;
+        RetirementSkip skip = null;
+        if (d != null) {
+            if (d.getFirstRequestId() != null) {
+                deletion = new RetirementDeletion(d.getFirstRequestId(), new ArrayList<>(d.getRequestIds()),
+                        Objects.requireNonNullElse(d.getReason(), ""), d.getAcceptedAt(), d.getLastAttemptAt(),
+                        new ArrayList<>(d.getOwedComputerIds()), new ArrayList<>(d.getConfirmedComputerIds()), d.getFailedAt(),
+                        d.getLastError(), s.getDeleted() ? null : r.readyAt());
+            }
+            if (d.getLastSkipRequestId() != null) {
+                skip = new RetirementSkip(d.getLastSkipRequestId(), d.getLastSkipReason(), d.getLastSkipAt());
+            }
+        }
+        return RetirementView.newBuilder()
+                .setSessionId(s.getSessionId())
+                .setAccount(s.getAccount())
+                .setSpace(s.getSpace())
+                .setSequence(sequence)
+                .setEvaluatedAt(asOf)
+                .setKind(s.getKind())
+                .setSourceRef(s.getSourceRef())
+                .setAgent(s.getAgent())
+                .setState(v.state().name())
+                .setReason(r.reason())
+                .setReadyAt(r.readyAt())
+                .setNextDueAt(v.nextDueAt())
+                .setRecheckMs(v.recheck().toMillis())
+                .setRunsIdle(r.runsIdle())
+                .setComputersReady(r.computersReady())
+                .setKept(r.kept())
+                .setBlockers(new ArrayList<>(v.blockers()))
+                .setRunIds(new ArrayList<>(f.runIds()))
+                .setGoingRunIds(new ArrayList<>(f.goingRunIds()))
+                .setQueuedRunIds(new ArrayList<>(f.queuedRunIds()))
+                .setTasks(tasks)
+                .setComputers(computers)
+                .setLastActivityAt(s.getLastActiveAt())
+                .setLastAnswerAt(f.lastAnswerAt())
+                .setKeepDays(f.keepDays())
+                .setNextRunAt(f.nextRunAt())
+                .setIdleAt(r.idleAt())
+                .setAgentSessionIds(new ArrayList<>(stores.agentSessionIds(s)))
+                .setDeletion(deletion)
+                .setLastSkip(skip)
+                .setDeleted(s.getDeleted())
+                .setDeletedAt(s.getDeletedAt())
+                .build();
+    }
+}
