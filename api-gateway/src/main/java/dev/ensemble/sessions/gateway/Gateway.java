@@ -112,11 +112,10 @@ public final class Gateway implements AutoCloseable {
             LOG.error("request {} {} failed", ctx.method(), ctx.path(), e);
             ctx.status(500).json(error("internal", "the gateway failed on this request: " + e.getMessage()));
         });
-        app.error(404, ctx -> {
-            if (ctx.result() == null || ctx.result().isEmpty()) {
-                ctx.json(error("not_found", "no such endpoint: " + ctx.method() + " " + ctx.path() + " (see /api/openapi.yaml)"));
-            }
-        });
+        app.exception(io.javalin.http.HttpResponseException.class, (e, ctx) -> ctx.status(e.getStatus())
+                .json(error(e.getStatus() == 404 ? "not_found" : "http_" + e.getStatus(), e.getStatus() == 404
+                        ? "no such endpoint: " + ctx.method() + " " + ctx.path() + " (see /api/openapi.yaml)"
+                        : e.getMessage())));
         app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
         app.before("/api/*", this::authenticate);
         app.get("/health", ctx -> ctx.json(N.objectNode().put("status", "ok")));
@@ -222,7 +221,13 @@ public final class Gateway implements AutoCloseable {
     private void sessionChoice(Context ctx) throws Exception {
         Principal me = principal(ctx);
         JsonNode body = readJson(ctx);
-        if (!body.path("account").isTextual() || !me.account().equals(body.path("account").asText())) {
+        if (body == null || !body.isObject()) {
+            throw ApiError.badRequest("the body must be a RunClaimed event (a JSON object with eventId, type, account, space, occurredAt, source, payload)");
+        }
+        if (!body.path("account").isTextual()) {
+            throw ApiError.badRequest("account: required field is missing");
+        }
+        if (!me.account().equals(body.path("account").asText())) {
             throw new ApiError(403, "forbidden", "a session choice is made only for your own account '" + me.account() + "'");
         }
         if (settings.choiceUrl() == null) {
@@ -334,6 +339,9 @@ public final class Gateway implements AutoCloseable {
             }
             return i;
         } catch (NumberFormatException e) {
+            if (v.trim().matches("-?\\d+")) {
+                throw ApiError.badRequest(name + " must be between " + min + " and " + max + ", not " + v.trim());
+            }
             throw ApiError.badRequest(name + " must be a whole number, not '" + v + "'");
         }
     }

@@ -203,6 +203,15 @@ class GatewayHttpTest {
         HttpResponse<String> notJson = post("/api/events", ANA, "{oops");
         assertThat(notJson.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(notJson.body()).get("error").asText()).isEqualTo("bad_request");
+        HttpResponse<String> unknown = get("/api/no-such-thing", ANA);
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        assertThat(JSON.readTree(unknown.body()).get("error").asText()).isEqualTo("not_found");
+        assertThat(JSON.readTree(unknown.body()).get("message").asText()).contains("GET /api/no-such-thing");
+        HttpResponse<String> hugeLimit = get("/api/agent/sessions?limit=99999999999", ANA);
+        assertThat(JSON.readTree(hugeLimit.body()).get("message").asText()).isEqualTo("limit must be between 1 and 500, not 99999999999");
+        HttpResponse<String> emptyChoice = post("/api/session-choice", ANA, "[]");
+        assertThat(emptyChoice.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(emptyChoice.body()).get("message").asText()).contains("must be a RunClaimed event");
         HttpResponse<String> spec = get("/api/openapi.yaml", null);
         assertThat(spec.statusCode()).isEqualTo(200);
         assertThat(spec.body()).contains("/api/agent/sessions/{id}").contains("/api/events").contains("/api/me");

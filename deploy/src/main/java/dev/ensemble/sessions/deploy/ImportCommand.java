@@ -63,7 +63,9 @@ final class ImportCommand implements Callable<Integer> {
         try (KafkaEventSink sink = new KafkaEventSink(bootstrap)) {
             ImportSummary summary = new StoreImporter(config, new ImportProgressBar(System.out)).importAll(claude, codex, sink);
             sink.flush();
-            System.out.println(summary);
+            if (summary.filesRead() == 0) {
+                System.out.println(summary); // the progress listener prints only imports that read something
+            }
         }
         return 0;
     }
