@@ -3,6 +3,7 @@ package dev.ensemble.sessions.gateway;
 import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.schema.streams.NewestBySequence;
 import dev.ensemble.sessions.schema.streams.StreamsDefaults;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.RetirementView;
@@ -108,24 +109,14 @@ public final class SessionReads implements AutoCloseable {
         public void process(Record<String, Object> r) {
             String topic = context.recordMetadata().map(m -> m.topic()).orElse(Topics.SESSIONS_VIEW.name());
             if (topic.equals(Topics.RETIREMENT_VIEW.name())) {
-                keepNewest(retirement, r.key(), (RetirementView) r.value(), RetirementView::getSequence);
+                NewestBySequence.keep(retirement, r.key(), (RetirementView) r.value(), RetirementView::getSequence);
             } else if (topic.equals(Topics.DELETION_AUDIT.name())) {
-                keepNewest(audits, r.key(), (DeletionAudit) r.value(), DeletionAudit::getSequence);
+                NewestBySequence.keep(audits, r.key(), (DeletionAudit) r.value(), DeletionAudit::getSequence);
             } else {
-                keepNewest(sessions, r.key(), (SessionView) r.value(), SessionView::getSequence);
+                NewestBySequence.keep(sessions, r.key(), (SessionView) r.value(), SessionView::getSequence);
             }
         }
 
-        private static <V> void keepNewest(KeyValueStore<String, V> store, String key, V value, java.util.function.ToLongFunction<V> sequence) {
-            if (value == null) {
-                store.delete(key);
-                return;
-            }
-            V held = store.get(key);
-            if (held == null || sequence.applyAsLong(value) > sequence.applyAsLong(held)) {
-                store.put(key, value);
-            }
-        }
     }
 
     public void start() {

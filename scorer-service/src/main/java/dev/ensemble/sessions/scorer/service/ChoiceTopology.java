@@ -11,6 +11,7 @@ import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.schema.streams.NewestBySequence;
 import dev.ensemble.sessions.views.CorpusView;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.common.serialization.Serdes;
@@ -80,14 +81,7 @@ public final class ChoiceTopology {
 
         @Override
         public void process(Record<String, SessionView> r) {
-            if (r.value() == null) {
-                store.delete(r.key());
-                return;
-            }
-            SessionView held = store.get(r.key());
-            if (held == null || r.value().getSequence() > held.getSequence()) {
-                store.put(r.key(), r.value());
-            }
+            NewestBySequence.keep(store, r.key(), r.value(), SessionView::getSequence);
         }
     }
 
@@ -101,14 +95,7 @@ public final class ChoiceTopology {
 
         @Override
         public void process(Record<String, CorpusView> r) {
-            if (r.value() == null) {
-                store.delete(r.key());
-                return;
-            }
-            CorpusView held = store.get(r.key());
-            if (held == null || r.value().getSequence() > held.getSequence()) {
-                store.put(r.key(), r.value());
-            }
+            NewestBySequence.keep(store, r.key(), r.value(), CorpusView::getSequence);
         }
     }
 
