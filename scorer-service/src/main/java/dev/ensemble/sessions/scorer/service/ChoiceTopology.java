@@ -53,10 +53,10 @@ public final class ChoiceTopology {
         Topology t = new Topology();
         t.addSource("views-source", Topics.SESSIONS_VIEW.keySerde().deserializer(), Topics.SESSIONS_VIEW.valueSerde().deserializer(),
                 Topics.SESSIONS_VIEW.name());
-        t.addProcessor("newest-session", NewestSession::new, "views-source");
+        t.addProcessor("newest-session", () -> new Newest<SessionView>(SESSIONS, SessionView::getSequence), "views-source");
         t.addSource("corpus-source", Topics.CORPUS_VIEW.keySerde().deserializer(), Topics.CORPUS_VIEW.valueSerde().deserializer(),
                 Topics.CORPUS_VIEW.name());
-        t.addProcessor("newest-corpus", NewestCorpus::new, "corpus-source");
+        t.addProcessor("newest-corpus", () -> new Newest<CorpusView>(CORPUS, CorpusView::getSequence), "corpus-source");
         t.addSource("events-source", Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
         t.addProcessor("outcomes", OutcomeRecorder::new, "events-source");
@@ -71,31 +71,25 @@ public final class ChoiceTopology {
         return t;
     }
 
-    static final class NewestSession implements Processor<String, SessionView, Void, Void> {
-        private KeyValueStore<String, SessionView> store;
+    /** Keeps, in {@code storeName}, each key's view with the highest sequence ({@link NewestBySequence}). */
+    static final class Newest<V> implements Processor<String, V, Void, Void> {
+        private final String storeName;
+        private final java.util.function.ToLongFunction<V> sequence;
+        private KeyValueStore<String, V> store;
+
+        Newest(String storeName, java.util.function.ToLongFunction<V> sequence) {
+            this.storeName = storeName;
+            this.sequence = sequence;
+        }
 
         @Override
         public void init(ProcessorContext<Void, Void> context) {
-            store = context.getStateStore(SESSIONS);
+            store = context.getStateStore(storeName);
         }
 
         @Override
-        public void process(Record<String, SessionView> r) {
-            NewestBySequence.keep(store, r.key(), r.value(), SessionView::getSequence);
-        }
-    }
-
-    static final class NewestCorpus implements Processor<String, CorpusView, Void, Void> {
-        private KeyValueStore<String, CorpusView> store;
-
-        @Override
-        public void init(ProcessorContext<Void, Void> context) {
-            store = context.getStateStore(CORPUS);
-        }
-
-        @Override
-        public void process(Record<String, CorpusView> r) {
-            NewestBySequence.keep(store, r.key(), r.value(), CorpusView::getSequence);
+        public void process(Record<String, V> r) {
+            NewestBySequence.keep(store, r.key(), r.value(), sequence);
         }
     }
 
