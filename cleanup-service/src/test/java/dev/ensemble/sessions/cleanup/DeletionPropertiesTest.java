@@ -268,6 +268,7 @@ class DeletionPropertiesTest {
                 requestTimes.put(e.getEventId(), e.getOccurredAt());
             }
             events.pipeInput(e.getAccount(), e, e.getRecordedAt());
+            projector.advanceWallClockTime(dev.ensemble.sessions.projector.Projector.VIEW_EMIT_INTERVAL); // views forwarded
             for (var kv : appendedOut.readKeyValuesToList()) {
                 Event d = kv.value;
                 if (!"service:projector".equals(d.getSource())) {

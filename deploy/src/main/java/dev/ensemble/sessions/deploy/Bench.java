@@ -54,8 +54,14 @@ public final class Bench {
      * @param accounts   how many accounts they spread over
      * @param partitions partitions of the event log
      * @param streamsOverrides Kafka Streams settings for the projector (e.g. commit.interval.ms)
+     * @param warmupEvents events appended and processed before the measurement starts (the same synthetic
+     *                     history, earlier in it), so that the figures are of a JVM whose code is compiled
+     *                     rather than of the JIT compiler; 0 measures from a cold start
      */
-    public record Settings(int events, int accounts, int partitions, Map<String, Object> streamsOverrides) {
+    public record Settings(int events, int accounts, int partitions, Map<String, Object> streamsOverrides, int warmupEvents) {
+        public Settings(int events, int accounts, int partitions, Map<String, Object> streamsOverrides) {
+            this(events, accounts, partitions, streamsOverrides, 0);
+        }
     }
 
     /** What one run measured. */
@@ -71,13 +77,16 @@ public final class Bench {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
             TopicAdmin.ensureTopics(admin, s.partitions(), (short) 1);
         }
-        List<byte[][]> payload = synthesize(s);
-        out.printf("synthesized %,d events over %,d accounts%n", s.events(), s.accounts());
+        List<byte[][]> all = synthesize(new Settings(s.warmupEvents() + s.events(), s.accounts(), s.partitions(), s.streamsOverrides()));
+        List<byte[][]> warmup = all.subList(0, s.warmupEvents());
+        List<byte[][]> payload = all.subList(s.warmupEvents(), all.size());
+        out.printf("synthesized %,d events (and %,d to warm up) over %,d accounts%n", s.events(), s.warmupEvents(), s.accounts());
 
         AtomicBoolean done = new AtomicBoolean();
         long[] lags = new long[s.events() * 2];
         AtomicInteger lagCount = new AtomicInteger();
-        Thread lagReader = new Thread(() -> readLags(bootstrapServers, done, lags, lagCount), "bench-lag");
+        java.util.concurrent.atomic.AtomicLong measureFrom = new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+        Thread lagReader = new Thread(() -> readLags(bootstrapServers, done, lags, lagCount, measureFrom), "bench-lag");
         lagReader.start();
 
         try (Projector projector = new Projector(bootstrapServers, stateDir, 1, s.streamsOverrides())) {
@@ -92,18 +101,23 @@ public final class Bench {
             pc.put("linger.ms", 5);
             pc.put("batch.size", 512 * 1024);
             pc.put("compression.type", "lz4");
-            long start = System.nanoTime();
+            long start;
             try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pc, new StringSerializer(), new ByteArraySerializer())) {
-                for (byte[][] kv : payload) {
-                    producer.send(new ProducerRecord<>(Topics.EVENTS.name(), null, System.currentTimeMillis(),
-                            new String(kv[0], java.nio.charset.StandardCharsets.UTF_8), kv[1]));
+                if (!warmup.isEmpty()) {
+                    long w = System.nanoTime();
+                    append(producer, warmup);
+                    awaitCommitted(bootstrapServers, Duration.ofMinutes(30));
+                    out.printf("warmed up on %,d events in %.1f s%n", warmup.size(), (System.nanoTime() - w) / 1e9);
                 }
-                producer.flush();
+                measureFrom.set(System.currentTimeMillis());
+                start = System.nanoTime();
+                append(producer, payload);
             }
             double produced = (System.nanoTime() - start) / 1e9;
             out.printf("produced in %.1f s (%,.0f events/s)%n", produced, s.events() / produced);
             awaitCommitted(bootstrapServers, Duration.ofMinutes(10));
             double seconds = (System.nanoTime() - start) / 1e9;
+            printThreadMetrics(projector.streams(), out);
             Thread.sleep(1000);
             done.set(true);
             lagReader.join(10_000);
@@ -115,11 +129,38 @@ public final class Bench {
         }
     }
 
+    /**
+     * Where the projector's stream thread spent its time (Kafka Streams' thread-level metrics: the ratios of
+     * process, commit, poll and punctuate, over the metrics' window) and what a commit cost.
+     */
+    static void printThreadMetrics(org.apache.kafka.streams.KafkaStreams streams, PrintStream out) {
+        List<String> names = List.of("process-ratio", "commit-ratio", "poll-ratio", "punctuate-ratio", "commit-latency-avg",
+                "commit-latency-max", "commit-total", "process-records-avg", "poll-records-avg", "process-latency-avg");
+        StringBuilder sb = new StringBuilder("stream thread:");
+        for (String n : names) {
+            streams.metrics().forEach((k, m) -> {
+                if (k.group().equals("stream-thread-metrics") && k.name().equals(n)) {
+                    Object v = m.metricValue();
+                    sb.append(' ').append(n).append('=').append(v instanceof Double d ? String.format("%.3f", d) : v);
+                }
+            });
+        }
+        out.println(sb);
+    }
+
     private static long pct(long[] sorted, double p) {
         if (sorted.length == 0) {
             return 0;
         }
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
+    }
+
+    private static void append(KafkaProducer<String, byte[]> producer, List<byte[][]> events) {
+        for (byte[][] kv : events) {
+            producer.send(new ProducerRecord<>(Topics.EVENTS.name(), null, System.currentTimeMillis(),
+                    new String(kv[0], java.nio.charset.StandardCharsets.UTF_8), kv[1]));
+        }
+        producer.flush();
     }
 
     /** Waits until the projector's committed offsets reach the end of every event-log partition. */
@@ -150,7 +191,8 @@ public final class Bench {
         throw new IllegalStateException("the projector did not catch up within " + timeout);
     }
 
-    private static void readLags(String bootstrap, AtomicBoolean done, long[] lags, AtomicInteger count) {
+    private static void readLags(String bootstrap, AtomicBoolean done, long[] lags, AtomicInteger count,
+                                 java.util.concurrent.atomic.AtomicLong measureFrom) {
         try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of("bootstrap.servers", bootstrap,
                 "group.id", "bench-lag-" + UUID.randomUUID(), "auto.offset.reset", "earliest",
                 "isolation.level", "read_committed", "fetch.min.bytes", 1, "max.poll.records", 5000),
@@ -159,6 +201,9 @@ public final class Bench {
             while (!done.get()) {
                 long now = System.currentTimeMillis();
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(50))) {
+                    if (r.timestamp() < measureFrom.get()) {
+                        continue; // a view of the warm-up
+                    }
                     int i = count.getAndIncrement();
                     if (i < lags.length) {
                         lags[i] = now - r.timestamp();

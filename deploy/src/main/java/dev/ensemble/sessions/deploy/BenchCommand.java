@@ -18,7 +18,10 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--accounts", defaultValue = "2000", description = "accounts they spread over (default ${DEFAULT-VALUE})")
     int accounts;
 
-    @Option(names = "--partitions", defaultValue = "6", description = "partitions of the event log (default ${DEFAULT-VALUE})")
+    @Option(names = "--warmup-events", defaultValue = "100000", description = "events processed before the measurement starts, so the figures are of compiled code (default ${DEFAULT-VALUE}; 0 measures a cold start)")
+    int warmupEvents;
+
+    @Option(names = "--partitions", defaultValue = "2", description = "partitions of the event log (default ${DEFAULT-VALUE})")
     int partitions;
 
     @Option(names = "--set", description = "a Kafka Streams setting for the projector, key=value (repeatable), e.g. commit.interval.ms=1000")
@@ -34,7 +37,7 @@ final class BenchCommand implements Callable<Integer> {
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
             kafka.waitUntilReady(java.time.Duration.ofSeconds(60));
             Bench.Result r = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
-                    new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings)), System.out);
+                    new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings), warmupEvents), System.out);
             System.out.println();
             System.out.println("| events | partitions | seconds | sustained events/s | lag p50 ms | lag p99 ms | lag max ms | view updates |");
             System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");

@@ -19,8 +19,14 @@ public final class Topics {
     private Topics() {
     }
 
-    /** Partitions of every topic the system creates; one account always lands in one partition. */
-    public static final int DEFAULT_PARTITIONS = 6;
+    /**
+     * Partitions of every topic the system creates on one computer; one account always lands in one partition.
+     * Two: every partition is a Streams task with its own RocksDB instance per store, and on one machine with one
+     * or two stream threads more tasks only add flushes and compactions (the projector benchmark, docs/benchmarks.md:
+     * 923 events/s with 6 partitions, 2,758 with 2, 3,000 with 1). A cluster that runs several instances creates
+     * its topics with more.
+     */
+    public static final int DEFAULT_PARTITIONS = 2;
 
     /** The event log: every run, engine event, task change, choice and deletion. Key: account. */
     public static final Topic<String, Event> EVENTS =

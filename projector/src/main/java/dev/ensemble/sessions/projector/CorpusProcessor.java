@@ -67,6 +67,11 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         this.docs = context.getStateStore(StoreNames.CORPUS_DOCS);
         this.index = context.getStateStore(StoreNames.CORPUS_INDEX);
         this.claims = context.getStateStore(StoreNames.CORPUS_CLAIMS);
+        // a task re-initialised after an aborted transaction has its stores restored to the last commit: the
+        // tables in memory may hold documents that were not committed, so they are rebuilt from the stores
+        live.clear();
+        nextSeq.clear();
+        dirty.clear();
         context.schedule(PUBLISH_EVERY, PunctuationType.WALL_CLOCK_TIME, t -> publish());
     }
 

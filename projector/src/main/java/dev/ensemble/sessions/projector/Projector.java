@@ -41,6 +41,13 @@ import java.util.Properties;
 public final class Projector implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Projector.class);
 
+    /**
+     * How often the views of changed sessions are forwarded to {@code sessions.view.sessions} and the retirement
+     * rules (wall-clock time): a session changed by several events in this time is published once, with its
+     * newest state. A view's added latency is at most this.
+     */
+    public static final Duration VIEW_EMIT_INTERVAL = Duration.ofMillis(100);
+
     /** The Streams application id (its consumer group and the prefix of its internal topics). */
     public static final String APPLICATION_ID = "ensemble-projector";
 
@@ -113,38 +120,40 @@ public final class Projector implements AutoCloseable {
         t.addProcessor(guard, () -> new DeletionProcessor(rules, List.of(chains, corpus)), "events-source");
         t.addProcessor(chains, SessionChainProcessor::new, guard);
         t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.EVENT_IDS),
-                Serdes.String(), Serdes.Long()), chains, guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.SESSION_CHAINS),
-                Serdes.String(), AvroSerde.of(SessionView.class)), chains, guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_INDEX),
-                Serdes.String(), AvroSerde.of(RunRef.class)), chains, guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_SESSIONS),
-                Serdes.String(), Serdes.String()), chains);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.PARKED_RUNS),
-                Serdes.String(), AvroSerde.of(ParkedEvents.class)), chains);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_FACTS),
-                Serdes.String(), AvroSerde.of(RunFacts.class)), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_STATES),
-                Serdes.String(), AvroSerde.of(Event.class)), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_STATES),
-                Serdes.String(), AvroSerde.of(Event.class)), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_SESSIONS),
-                Serdes.String(), Serdes.String()), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_STATES),
-                Serdes.String(), AvroSerde.of(DeletionState.class)), guard, retirement);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_AUDIT),
-                Serdes.String(), AvroSerde.of(DeletionAudit.class)), guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.RETIREMENT_VIEWS),
-                Serdes.String(), AvroSerde.of(RetirementView.class)), retirement);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.EVENT_IDS),
+                Serdes.String(), Serdes.Long())), chains, guard);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.SESSION_CHAINS),
+                Serdes.String(), AvroSerde.of(SessionView.class))), chains, guard, retirement);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_INDEX),
+                Serdes.String(), AvroSerde.of(RunRef.class))), chains, guard);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_SESSIONS),
+                Serdes.String(), Serdes.String())), chains);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(StoreNames.PENDING_VIEWS),
+                Serdes.String(), Serdes.Long())), chains);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.PARKED_RUNS),
+                Serdes.String(), AvroSerde.of(ParkedEvents.class))), chains);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_FACTS),
+                Serdes.String(), AvroSerde.of(RunFacts.class))), guard, retirement);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_STATES),
+                Serdes.String(), AvroSerde.of(Event.class))), guard, retirement);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_STATES),
+                Serdes.String(), AvroSerde.of(Event.class))), guard, retirement);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_SESSIONS),
+                Serdes.String(), Serdes.String())), guard, retirement);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_STATES),
+                Serdes.String(), AvroSerde.of(DeletionState.class))), guard, retirement);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_AUDIT),
+                Serdes.String(), AvroSerde.of(DeletionAudit.class))), guard);
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.RETIREMENT_VIEWS),
+                Serdes.String(), AvroSerde.of(RetirementView.class))), retirement);
         ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
         t.addProcessor(corpus, () -> new CorpusProcessor(config), guard);
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_DOCS),
-                Serdes.String(), Serdes.String()), "corpus-stats");
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_INDEX),
-                Serdes.String(), Serdes.Long()), "corpus-stats");
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_CLAIMS),
-                Serdes.String(), Serdes.ByteArray()), "corpus-stats");
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_DOCS),
+                Serdes.String(), Serdes.String())), "corpus-stats");
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_INDEX),
+                Serdes.String(), Serdes.Long())), "corpus-stats");
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_CLAIMS),
+                Serdes.String(), Serdes.ByteArray())), "corpus-stats");
         t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
                 Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
@@ -156,6 +165,15 @@ public final class Projector implements AutoCloseable {
         t.addSink(DeletionProcessor.EVENTS_SINK, Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(),
                 Topics.EVENTS.valueSerde().serializer(), new AccountPartitioner<>(), guard);
         return t;
+    }
+
+    /**
+     * The store with the Streams record cache in front of it: repeated writes of one key between two commits
+     * reach RocksDB and the changelog once (the cache is bounded by {@code statestore.cache.max.bytes}).
+     */
+    private static <K, V> org.apache.kafka.streams.state.StoreBuilder<org.apache.kafka.streams.state.KeyValueStore<K, V>> cached(
+            org.apache.kafka.streams.state.StoreBuilder<org.apache.kafka.streams.state.KeyValueStore<K, V>> b) {
+        return b.withCachingEnabled();
     }
 
     /** Starts the application (non-blocking). */

@@ -18,7 +18,12 @@ import java.util.List;
 
 /**
  * Folds the event log into session chains ({@link SessionChainRules}) and forwards every changed session
- * under key {@code <account>/<sessionId>}. Input key: account. An invalid event (blank ids, an account with a
+ * under key {@code <account>/<sessionId>}, once per {@link Projector#VIEW_EMIT_INTERVAL} at most: a change marks the session
+ * in the {@link StoreNames#PENDING_VIEWS} store, and a wall-clock punctuation forwards the newest view of each
+ * marked session and clears the marks. The marks are a changelogged store, so a view changed before a commit
+ * is forwarded after a crash too (exactly-once: the mark and the change commit together). Most events are
+ * engine events that change only a session's fill; coalescing them is what keeps the views' topic and the
+ * retirement rules off the per-event path. Input key: account. An invalid event (blank ids, an account with a
  * '/') raises {@link dev.ensemble.sessions.schema.InvalidEventException} before any state changes; the
  * processing exception handler sends it to the dead-letter topic and processing goes on.
  */
@@ -31,7 +36,9 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     private KeyValueStore<String, RunRef> runs;
     private KeyValueStore<String, ParkedEvents> parked;
     private KeyValueStore<String, String> taskSessions;
+    private KeyValueStore<String, Long> pending;
     private long timestamp;
+
 
     @Override
     public void init(ProcessorContext<String, SessionView> context) {
@@ -41,6 +48,26 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         this.runs = context.getStateStore(StoreNames.RUN_INDEX);
         this.parked = context.getStateStore(StoreNames.PARKED_RUNS);
         this.taskSessions = context.getStateStore(StoreNames.TASK_SESSIONS);
+        this.pending = context.getStateStore(StoreNames.PENDING_VIEWS);
+        context.schedule(Projector.VIEW_EMIT_INTERVAL, org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> emitPending());
+    }
+
+    /** Forwards the newest view of every session changed since the last call (its record time: the last change's). */
+    private void emitPending() {
+        List<String> emitted = new ArrayList<>();
+        try (var it = pending.all()) {
+            while (it.hasNext()) {
+                var kv = it.next();
+                SessionView s = sessions.get(kv.key);
+                if (s != null) {
+                    context.forward(new Record<>(kv.key, s, kv.value));
+                }
+                emitted.add(kv.key);
+            }
+        }
+        for (String key : emitted) {
+            pending.delete(key);
+        }
     }
 
     @Override
@@ -59,7 +86,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     }
 
     private void forward(SessionView s) {
-        context.forward(new Record<>(Keys.of(s.getAccount(), s.getSessionId()), s, timestamp));
+        pending.put(Keys.of(s.getAccount(), s.getSessionId()), timestamp);
     }
 
     @Override

@@ -60,6 +60,7 @@ final class ChainFixture implements AutoCloseable {
     ChainFixture given(Event... es) {
         for (Event e : es) {
             events.pipeInput(e.getAccount(), e);
+            driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL); // the changed sessions' views are forwarded
         }
         drain();
         return this;

@@ -84,6 +84,7 @@ final class DeletionFixture implements AutoCloseable {
         for (Event e : es) {
             piped.add(e);
             events.pipeInput(e.getAccount(), e, e.getRecordedAt());
+            driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL); // the changed sessions' views are forwarded
             drain();
         }
         return this;

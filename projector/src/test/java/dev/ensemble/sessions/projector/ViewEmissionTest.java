@@ -1,0 +1,75 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.RunStatus;
+import dev.ensemble.sessions.views.SessionView;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static dev.ensemble.sessions.projector.ChainFixture.claimed;
+import static dev.ensemble.sessions.projector.ChainFixture.engine;
+import static dev.ensemble.sessions.projector.ChainFixture.status;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The views of changed sessions are forwarded once per {@link Projector#VIEW_EMIT_INTERVAL}, each with the
+ * session's newest state (the store always holds every change at once).
+ */
+class ViewEmissionTest {
+    @Test
+    void severalChangesOfOneSessionWithinAnIntervalArePublishedOnceWithTheNewestState() {
+        try (ChainFixture f = new ChainFixture()) {
+            for (var e : List.of(claimed("job-1", null, "Rank the results", 0), status("job-1", RunStatus.WORKING, 1),
+                    engine("job-1", "agent-a", 20_000L, 200_000L, 2), engine("job-1", "agent-a", 50_000L, 200_000L, 3))) {
+                f.events.pipeInput(e.getAccount(), e);
+            }
+            assertThat(f.views.readKeyValuesToList()).as("nothing is forwarded before the interval has passed").isEmpty();
+            assertThat(f.store().get("acct-ana/job-1").getFill()).as("the store has every change at once").isEqualTo(0.25);
+
+            f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
+            var out = f.views.readKeyValuesToList();
+            assertThat(out).hasSize(1);
+            SessionView v = out.get(0).value;
+            assertThat(out.get(0).key).isEqualTo("acct-ana/job-1");
+            assertThat(v.getFill()).isEqualTo(0.25);
+            assertThat(v.getAgentSessionId()).isEqualTo("agent-a");
+
+            f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
+            assertThat(f.views.readKeyValuesToList()).as("an unchanged session is not published again").isEmpty();
+        }
+    }
+
+    @Test
+    void eachChangedSessionOfAnIntervalIsPublished() {
+        try (ChainFixture f = new ChainFixture()) {
+            for (var e : List.of(claimed("job-1", null, "one", 0), claimed("job-2", null, "two", 0), claimed("job-3", "job-1", "three", 1))) {
+                f.events.pipeInput(e.getAccount(), e);
+            }
+            f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
+            var out = f.views.readKeyValuesToList();
+            assertThat(out).extracting(kv -> kv.key).containsExactlyInAnyOrder("acct-ana/job-1", "acct-ana/job-2");
+            assertThat(out).filteredOn(kv -> kv.key.equals("acct-ana/job-1")).singleElement()
+                    .satisfies(kv -> assertThat(kv.value.getRuns()).hasSize(2));
+        }
+    }
+
+    @Test
+    void thePendingMarksAreAChangeloggedStoreSoACommittedChangeIsPublishedAfterACrash() {
+        var store = Projector.buildTopology().describe().subtopologies().stream()
+                .flatMap(s -> s.nodes().stream())
+                .filter(n -> n instanceof org.apache.kafka.streams.TopologyDescription.Processor)
+                .flatMap(n -> ((org.apache.kafka.streams.TopologyDescription.Processor) n).stores().stream())
+                .filter(StoreNames.PENDING_VIEWS::equals).findFirst();
+        assertThat(store).isPresent();
+        try (ChainFixture f = new ChainFixture()) {
+            var e = claimed("job-1", null, "one", 0);
+            f.events.pipeInput(e.getAccount(), e);
+            org.apache.kafka.streams.state.KeyValueStore<String, Long> pending = f.driver.getKeyValueStore(StoreNames.PENDING_VIEWS);
+            assertThat(pending.get("acct-ana/job-1")).as("the change is marked in the store").isNotNull();
+            f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
+            assertThat(pending.get("acct-ana/job-1")).as("and unmarked once published").isNull();
+            assertThat(f.driver.producedTopicNames()).as("the marks are written to a changelog, restored after a crash")
+                    .contains("test-projector-" + StoreNames.PENDING_VIEWS + "-changelog");
+        }
+    }
+}
