@@ -28,8 +28,10 @@ public final class TopicAdmin {
     }
 
     /**
-     * Creates each missing topic with {@code partitions} partitions and {@code replicationFactor} replicas.
-     * Existing topics are left as they are.
+     * Creates each missing topic with {@code partitions} partitions and {@code replicationFactor} replicas, and
+     * returns once every partition of them has a leader (up to 30 s): a producer that writes to a partition before
+     * its leader is up can have its first batch refused and later ones taken, and an idempotent producer then
+     * retries that first batch with an out-of-order sequence until it times out. Existing topics are left as they are.
      *
      * @throws IllegalStateException when the cluster refuses for another reason than "exists"
      */
@@ -52,11 +54,36 @@ public final class TopicAdmin {
                     throw e;
                 }
             }
+            awaitLeaders(admin, missing.stream().map(NewTopic::name).toList(), 30_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topics", e);
         } catch (ExecutionException e) {
             throw new IllegalStateException("could not create topics: " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    private static void awaitLeaders(Admin admin, List<String> topics, long timeoutMs)
+            throws InterruptedException, ExecutionException {
+        long until = System.currentTimeMillis() + timeoutMs;
+        while (true) {
+            boolean ready;
+            try {
+                ready = admin.describeTopics(topics).allTopicNames().get().values().stream()
+                        .flatMap(d -> d.partitions().stream()).allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)) {
+                    throw e;
+                }
+                ready = false;
+            }
+            if (ready) {
+                return;
+            }
+            if (System.currentTimeMillis() > until) {
+                throw new IllegalStateException("the new topics " + topics + " have partitions without a leader after " + timeoutMs + " ms");
+            }
+            Thread.sleep(50);
         }
     }
 

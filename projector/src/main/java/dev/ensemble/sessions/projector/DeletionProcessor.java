@@ -142,9 +142,12 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         } else if (p instanceof SessionDeletedOnComputer a) {
             answer(record, e, a);
         } else if (p instanceof ComputerStatus cs) {
+            // every session that ran on the computer, deleted ones too: a retirement view is the rules applied to
+            // the newest facts, and it must not depend on whether a session's last change was published before or
+            // after this report (views are forwarded once per interval), or a replay would differ from the live run
             for (String id : stores.sessionsOn(e.getAccount(), cs.getComputerId())) {
                 SessionView s = stores.session(e.getAccount(), id);
-                if (s != null && !s.getDeleted()) {
+                if (s != null) {
                     context.forward(new Record<>(Keys.of(s.getAccount(), id), s, record.timestamp()), RETIREMENT);
                 }
             }

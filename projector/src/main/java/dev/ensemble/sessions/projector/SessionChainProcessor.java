@@ -2,7 +2,6 @@ package dev.ensemble.sessions.projector;
 
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.AvroSerde;
-import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.views.ParkedEvents;
 import dev.ensemble.sessions.views.RunRef;
@@ -17,15 +16,15 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Folds the event log into session chains ({@link SessionChainRules}) and forwards every changed session
+ * Folds the event log, as the deletion guard passes it on (valid and new events only), into session chains ({@link SessionChainRules}) and forwards every changed session
  * under key {@code <account>/<sessionId>}, once per {@link Projector#VIEW_EMIT_INTERVAL} at most: a change marks the session
  * in the {@link StoreNames#PENDING_VIEWS} store, and a wall-clock punctuation forwards the newest view of each
  * marked session and clears the marks. The marks are a changelogged store, so a view changed before a commit
  * is forwarded after a crash too (exactly-once: the mark and the change commit together). Most events are
  * engine events that change only a session's fill; coalescing them is what keeps the views' topic and the
  * retirement rules off the per-event path. Input key: account. An invalid event (blank ids, an account with a
- * '/') raises {@link dev.ensemble.sessions.schema.InvalidEventException} before any state changes; the
- * processing exception handler sends it to the dead-letter topic and processing goes on.
+ * '/') never reaches it: the guard raises {@link dev.ensemble.sessions.schema.InvalidEventException} before any
+ * state changes, and the processing exception handler sends it to the dead-letter topic.
  */
 final class SessionChainProcessor implements Processor<String, Event, String, SessionView>, ChainState {
     private static final AvroSerde<Event> EVENTS = AvroSerde.of(Event.class);
@@ -76,10 +75,8 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         if (e == null) {
             return; // a tombstone on the event log means nothing
         }
-        EventJson.Validation.check(e);
-        if (eventIds.get(e.getEventId()) != null) {
-            return;
-        }
+        // the deletion guard, the only processor upstream, has refused an invalid event and dropped a duplicate
+        // already; every event it forwards (and each of its own decisions) is new and is recorded here
         eventIds.put(e.getEventId(), e.getOccurredAt().toEpochMilli());
         timestamp = record.timestamp();
         SessionChainRules.apply(e, this, this::forward);
