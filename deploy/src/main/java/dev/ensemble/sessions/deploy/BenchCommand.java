@@ -30,8 +30,17 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--recalibrate-decisions", defaultValue = "100000", description = "synthetic recorded decisions to recalibrate after the rebuild (default ${DEFAULT-VALUE}); 0 skips the replay benchmarks")
     int recalibrateDecisions;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
+        require(events >= 1, "--events must be 1 or more, not " + events);
+        require(warmupEvents >= 0, "--warmup-events must be 0 or more, not " + warmupEvents);
+        require(accounts >= 1, "--accounts must be 1 or more, not " + accounts);
+        require(partitions >= 1, "--partitions must be 1 or more, not " + partitions);
+        require(recalibrateDecisions >= 0, "--recalibrate-decisions must be 0 or more, not " + recalibrateDecisions);
+        require((long) events + warmupEvents <= 50_000_000L, "--events plus --warmup-events must be 50,000,000 or fewer (they are held in memory)");
         Path dir = Files.createTempDirectory("ensemble-bench");
         System.out.println("starting a fresh broker in " + dir);
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
@@ -51,6 +60,12 @@ final class BenchCommand implements Callable<Integer> {
             deleteQuietly(dir);
         }
         return 0;
+    }
+
+    private void require(boolean ok, String message) {
+        if (!ok) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), message);
+        }
     }
 
     static void deleteQuietly(Path dir) {
