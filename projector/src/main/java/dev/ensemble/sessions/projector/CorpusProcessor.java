@@ -38,7 +38,8 @@ import java.util.Set;
  *
  * <p>The stores hold each task's analysed document under a growing sequence (so the window is exact after a
  * restart or a rebuild); the table itself is kept in memory, rebuilt from the store on first use, and published
- * as a {@link CorpusView} at most once a second per account and computer that changed.
+ * as a {@link CorpusView} at most once a second per account and computer that changed (marked in the changelogged
+ * {@link StoreNames#PENDING_CORPUS} store with the change, so a change committed before a crash is published after it).
  */
 final class CorpusProcessor implements Processor<String, Event, String, CorpusView> {
     private static final AvroSerde<Event> EVENTS = AvroSerde.of(Event.class);
@@ -51,9 +52,9 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     private KeyValueStore<String, String> docs;
     private KeyValueStore<String, Long> index;
     private KeyValueStore<String, byte[]> claims;
+    private KeyValueStore<String, Long> pending;
     private final Map<String, CorpusStats> live = new HashMap<>();
     private final Map<String, Long> nextSeq = new HashMap<>();
-    private final Set<String> dirty = new LinkedHashSet<>();
     private TextAnalysis analysis;
     private SessionChoiceConfig analysed;
 
@@ -67,11 +68,11 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         this.docs = context.getStateStore(StoreNames.CORPUS_DOCS);
         this.index = context.getStateStore(StoreNames.CORPUS_INDEX);
         this.claims = context.getStateStore(StoreNames.CORPUS_CLAIMS);
+        this.pending = context.getStateStore(StoreNames.PENDING_CORPUS);
         // a task re-initialised after an aborted transaction has its stores restored to the last commit: the
         // tables in memory may hold documents that were not committed, so they are rebuilt from the stores
         live.clear();
         nextSeq.clear();
-        dirty.clear();
         context.schedule(PUBLISH_EVERY, PunctuationType.WALL_CLOCK_TIME, t -> publish());
     }
 
@@ -119,7 +120,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
                 index.delete(table + Keys.SEPARATOR + gone);
             }
         }
-        dirty.add(table);
+        pending.put(table, seq); // in the same transaction as the change: published after a crash too
     }
 
     /** The table of {@code account/computer}, rebuilt from its stored documents, oldest first, on first use. */
@@ -145,14 +146,22 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     }
 
     private void publish() {
-        for (String table : dirty) {
-            CorpusStats stats = live.get(table);
-            // the view's sequence is the newest document's: it grows with every change
-            CorpusView view = new CorpusView(stats.account(), stats.computerId(), nextSeq.get(table), stats.n(),
-                    ByteBuffer.wrap(stats.toBytes()));
-            context.forward(new Record<>(table, view, context.currentSystemTimeMs()));
+        int capacity = config.current().limits().corpusTasks();
+        List<String> published = new java.util.ArrayList<>();
+        try (KeyValueIterator<String, Long> it = pending.all()) {
+            while (it.hasNext()) {
+                String table = it.next().key;
+                CorpusStats stats = load(table, capacity);
+                // the view's sequence is the newest document's: it grows with every change
+                CorpusView view = new CorpusView(stats.account(), stats.computerId(), nextSeq.get(table), stats.n(),
+                        ByteBuffer.wrap(stats.toBytes()));
+                context.forward(new Record<>(table, view, context.currentSystemTimeMs()));
+                published.add(table);
+            }
         }
-        dirty.clear();
+        for (String table : published) {
+            pending.delete(table);
+        }
     }
 
     static String docKey(String table, long seq) {

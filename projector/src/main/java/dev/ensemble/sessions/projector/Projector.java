@@ -97,9 +97,9 @@ public final class Projector implements AutoCloseable {
      * The deletion guard ({@link DeletionProcessor}) meets every event first: it refuses foreign deletion
      * decisions, folds the facts the retirement rules need, passes the event on to the session chains
      * ({@link SessionChainProcessor}), then decides deletion requests and records computers' answers. Stores:
-     * event-ids, session-chains, run-index, task-sessions, parked-runs (chains); run-facts, task-states,
+     * event-ids, session-chains, run-index, task-sessions, parked-runs, pending-views (chains); run-facts, task-states,
      * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views. The
-     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claims) get every
+     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claims, pending-corpus) get every
      * valid new event after the chains (an invalid one is refused once, by the guard), with the analysis config
      * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}.
      *
@@ -154,6 +154,8 @@ public final class Projector implements AutoCloseable {
                 Serdes.String(), Serdes.Long())), "corpus-stats");
         t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_CLAIMS),
                 Serdes.String(), Serdes.ByteArray())), "corpus-stats");
+        t.addStateStore(cached(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(StoreNames.PENDING_CORPUS),
+                Serdes.String(), Serdes.Long())), "corpus-stats");
         t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
                 Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),

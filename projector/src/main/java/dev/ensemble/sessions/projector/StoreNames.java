@@ -11,6 +11,8 @@ public final class StoreNames {
     public static final String SESSION_CHAINS = "session-chains";
     /** {@code <account>/<sessionId>} → the record time of its last change: sessions whose view is still to be forwarded. */
     public static final String PENDING_VIEWS = "pending-views";
+    /** {@code <account>/<computerId>} → its newest document's sequence: rarity tables still to be published. */
+    public static final String PENDING_CORPUS = "pending-corpus";
     /** {@code <account>/<runId>} → RunRef (the run's session). */
     public static final String RUN_INDEX = "run-index";
     /** {@code <account>/<taskId>} → the ids of the sessions holding a run for the task, one per line. */

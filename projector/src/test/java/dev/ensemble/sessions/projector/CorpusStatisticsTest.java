@@ -64,4 +64,17 @@ class CorpusStatisticsTest {
             assertThat(read(f)).as("nothing changed, nothing is published again").isEmpty();
         }
     }
+
+    @Test
+    void aChangedTableIsMarkedInAChangeloggedStoreUntilItIsPublished() {
+        try (ChainFixture f = new ChainFixture()) {
+            f.given(claimed("job-1", null, "Build the ranking API", 0));
+            org.apache.kafka.streams.state.KeyValueStore<String, Long> pending = f.driver.getKeyValueStore(StoreNames.PENDING_CORPUS);
+            assertThat(pending.get("acct-ana/laptop")).as("marked with the change, before the once-a-second publication").isEqualTo(1L);
+            assertThat(read(f)).containsOnlyKeys("acct-ana/laptop");
+            assertThat(pending.get("acct-ana/laptop")).as("unmarked once published").isNull();
+            assertThat(read(f)).as("an unchanged table is not published again").isEmpty();
+            assertThat(f.driver.producedTopicNames()).contains("test-projector-" + StoreNames.PENDING_CORPUS + "-changelog");
+        }
+    }
 }
