@@ -102,6 +102,7 @@ public final class Gateway implements AutoCloseable {
         app = Javalin.create(cfg -> {
             cfg.showJavalinBanner = false;
             cfg.http.defaultContentType = "application/json";
+            cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonBadMessages()));
         });
         app.exception(ApiError.class, (e, ctx) -> {
             ObjectNode body = error(e.code(), e.getMessage());
@@ -320,6 +321,24 @@ public final class Gateway implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ApiError(503, "unavailable", "interrupted");
+        }
+    }
+
+    /**
+     * Requests Jetty refuses before they reach a route (a request line or headers over its 8 KiB limit: 414, 431;
+     * an unparseable request: 400) answer in the API's JSON error shape instead of Jetty's HTML page.
+     */
+    static final class JsonBadMessages extends org.eclipse.jetty.server.handler.ErrorHandler {
+        @Override
+        public java.nio.ByteBuffer badMessageError(int status, String reason, org.eclipse.jetty.http.HttpFields.Mutable fields) {
+            String message = switch (status) {
+                case 414 -> "the request's URI is longer than the gateway accepts (8 KiB); shorten the query (e.g. q)";
+                case 431 -> "the request's headers are larger than the gateway accepts (8 KiB)";
+                default -> "the request could not be read" + (reason == null ? "" : ": " + reason);
+            };
+            fields.put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "application/json");
+            return java.nio.ByteBuffer.wrap(error(status == 400 ? "bad_request" : "http_" + status, message).toString()
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
         }
     }
 

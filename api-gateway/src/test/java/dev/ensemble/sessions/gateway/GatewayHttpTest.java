@@ -212,7 +212,11 @@ class GatewayHttpTest {
         HttpResponse<String> emptyChoice = post("/api/session-choice", ANA, "[]");
         assertThat(emptyChoice.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(emptyChoice.body()).get("message").asText()).contains("must be a RunClaimed event");
-        HttpResponse<String> spec = get("/api/openapi.yaml", null);
+        HttpResponse<String> tooLong = get("/api/agent/sessions?q=" + "a".repeat(20_000), ANA);
+        assertThat(tooLong.statusCode()).isEqualTo(414);
+        assertThat(tooLong.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+        assertThat(JSON.readTree(tooLong.body()).get("message").asText()).contains("shorten the query");
+                HttpResponse<String> spec = get("/api/openapi.yaml", null);
         assertThat(spec.statusCode()).isEqualTo(200);
         assertThat(spec.body()).contains("/api/agent/sessions/{id}").contains("/api/events").contains("/api/me");
     }
