@@ -19,7 +19,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code enable.idempotence=true}) so a retried send is written once.
  *
  * <p>Errors: sends are asynchronous; the first failed send is kept and thrown (as a {@link KafkaException}) by
- * the next {@link #accept} or {@link #flush}, so the importer does not record progress past it.
+ * the next {@link #accept} or {@link #flush}, so the importer does not record progress past it. Thrown once: the
+ * caller then sends again from its last recorded progress (event ids are deterministic, so what had been written
+ * already is a duplicate that changes nothing), and a broker that is back takes the events.
  */
 public final class KafkaEventSink implements EventSink, AutoCloseable {
     private final Producer<String, Event> producer;
@@ -64,7 +66,7 @@ public final class KafkaEventSink implements EventSink, AutoCloseable {
     }
 
     private void throwIfFailed() {
-        Exception e = failure.get();
+        Exception e = failure.getAndSet(null);
         if (e != null) {
             throw new KafkaException("an event could not be written to " + Topics.EVENTS.name() + ": " + e.getMessage(), e);
         }
