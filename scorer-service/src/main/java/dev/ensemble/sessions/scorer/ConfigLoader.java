@@ -74,7 +74,7 @@ public final class ConfigLoader {
         try {
             cfg = JSON.treeToValue(merged, SessionChoiceConfig.class);
         } catch (JsonProcessingException e) {
-            throw new InvalidConfigException("wrong field or type: " + e.getOriginalMessage(), e);
+            throw new InvalidConfigException(describe(e, merged), e);
         }
         List<String> problems = validate(cfg);
         if (!problems.isEmpty()) {
@@ -190,5 +190,46 @@ public final class ConfigLoader {
         if (HASHES.size() > 256) HASHES.clear();
         HASHES.put(c, h);
         return h;
+    }
+
+    /** "weights.link: must be a number (got "ten")" for a value of the wrong type; Jackson's text otherwise. */
+    static String describe(JsonProcessingException e, com.fasterxml.jackson.databind.JsonNode doc) {
+        if (e instanceof com.fasterxml.jackson.databind.JsonMappingException m && !m.getPath().isEmpty()) {
+            StringBuilder path = new StringBuilder();
+            StringBuilder pointer = new StringBuilder();
+            for (var r : m.getPath()) {
+                if (r.getFieldName() != null) {
+                    path.append(path.length() == 0 ? "" : ".").append(r.getFieldName());
+                    pointer.append('/').append(r.getFieldName().replace("~", "~0").replace("/", "~1"));
+                } else {
+                    path.append('[').append(r.getIndex()).append(']');
+                    pointer.append('/').append(r.getIndex());
+                }
+            }
+            var value = doc.at(pointer.toString());
+            Class<?> target = m instanceof com.fasterxml.jackson.databind.exc.MismatchedInputException mi ? mi.getTargetType() : null;
+            String got = value.isMissingNode() ? "" : " (got " + value + ")";
+            return path + ": " + (target != null ? "must be " + kind(target) + got : e.getOriginalMessage());
+        }
+        return "wrong field or type: " + e.getOriginalMessage();
+    }
+
+    private static String kind(Class<?> t) {
+        if (t == int.class || t == Integer.class || t == long.class || t == Long.class) {
+            return "a whole number";
+        }
+        if (t == double.class || t == Double.class || t == float.class || t == Float.class) {
+            return "a number";
+        }
+        if (t == boolean.class || t == Boolean.class) {
+            return "true or false";
+        }
+        if (t == String.class) {
+            return "a string";
+        }
+        if (java.util.Collection.class.isAssignableFrom(t) || t.isArray()) {
+            return "a list";
+        }
+        return "an object (" + t.getSimpleName() + ")";
     }
 }

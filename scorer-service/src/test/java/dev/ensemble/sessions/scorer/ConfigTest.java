@@ -65,7 +65,7 @@ class ConfigTest {
                 new Case("not JSON", "{weights", "not valid JSON"),
                 new Case("not an object", "[1]", "must be a JSON object"),
                 new Case("unknown field", "{\"weights\": {\"linkk\": 3}}", "unknown field weights.linkk"),
-                new Case("wrong type", "{\"weights\": {\"link\": \"ten\"}}", "wrong field or type"),
+                new Case("wrong type", "{\"weights\": {\"link\": \"ten\"}}", "weights.link: must be a number (got \"ten\")"),
                 new Case("object replaced by scalar", "{\"bands\": 3}", "bands must be an object"),
                 new Case("bands.unsure ≤ bands.confident", "{\"bands\": {\"unsure\": 7}}", "bands.unsure must be ≤ bands.confident"),
                 new Case("0 ≤ soft ≤ hard ≤ 1", "{\"size\": {\"soft\": 0.8}}", "0 ≤ soft ≤ hard ≤ 1"),
