@@ -41,4 +41,17 @@ public class ApiError extends RuntimeException {
     static ApiError badRequest(String message) {
         return new ApiError(400, "bad_request", message);
     }
+
+    /**
+     * A body that is not JSON: the parser's reason and where, without its internals ("Unexpected character ('}'
+     * (code 125)): was expecting double-quote to start field name, at line 1, column 2").
+     */
+    static ApiError badJson(java.io.IOException e) {
+        if (e instanceof com.fasterxml.jackson.core.JsonProcessingException j) {
+            var at = j.getLocation();
+            return badRequest("the body is not valid JSON: " + j.getOriginalMessage()
+                    + (at == null ? "" : ", at line " + at.getLineNr() + ", column " + at.getColumnNr()));
+        }
+        return badRequest("the body could not be read: " + e.getMessage());
+    }
 }

@@ -263,7 +263,7 @@ final class DeletionEndpoints {
             }
             return n;
         } catch (IOException e) {
-            throw ApiError.badRequest("the body is not valid JSON: " + e.getMessage());
+            throw ApiError.badJson(e);
         }
     }
 

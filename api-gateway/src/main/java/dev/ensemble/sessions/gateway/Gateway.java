@@ -119,6 +119,9 @@ public final class Gateway implements AutoCloseable {
                         : e.getMessage())));
         app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
         app.before("/api/*", this::authenticate);
+        app.get("/", ctx -> ctx.json(N.objectNode().put("service", "ensemble-sessions")
+                .put("api", "/api/openapi.yaml").put("sessions", "/api/agent/sessions").put("health", "/health")
+                .put("auth", "send 'Authorization: Bearer <token>' to /api/*; the local token is in <data-dir>/token")));
         app.get("/health", ctx -> ctx.json(N.objectNode().put("status", "ok")));
         app.get("/api/openapi.yaml", ctx -> ctx.contentType("application/yaml").result(resource("/openapi.yaml")));
         app.get("/api/me", ctx -> {
@@ -209,7 +212,7 @@ public final class Gateway implements AutoCloseable {
         try {
             body = EventJson.mapper().readTree(ctx.body());
         } catch (IOException e) {
-            throw ApiError.badRequest("the body is not valid JSON: " + e.getMessage());
+            throw ApiError.badJson(e);
         }
         EventIntake.Result r = intake.post(me, body);
         ctx.status(r.status()).json(r.body());
@@ -289,7 +292,7 @@ public final class Gateway implements AutoCloseable {
         try {
             return EventJson.mapper().readTree(ctx.body());
         } catch (IOException e) {
-            throw ApiError.badRequest("the body is not valid JSON: " + e.getMessage());
+            throw ApiError.badJson(e);
         }
     }
 

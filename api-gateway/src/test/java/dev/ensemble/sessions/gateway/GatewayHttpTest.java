@@ -203,6 +203,18 @@ class GatewayHttpTest {
         HttpResponse<String> notJson = post("/api/events", ANA, "{oops");
         assertThat(notJson.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(notJson.body()).get("error").asText()).isEqualTo("bad_request");
+        assertThat(JSON.readTree(notJson.body()).get("message").asText()).startsWith("the body is not valid JSON: ")
+                .contains("at line 1, column").doesNotContain("StreamReadFeature").doesNotContain("Source:");
+        HttpResponse<String> nul = get("/api/agent/sessions/a%00b", ANA);
+        assertThat(nul.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(nul.body()).get("error").asText()).isEqualTo("bad_request");
+        HttpResponse<String> hugeHeader = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/me"))
+                .header("Authorization", "Bearer " + "x".repeat(20_000)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(hugeHeader.statusCode()).isEqualTo(431);
+        assertThat(JSON.readTree(hugeHeader.body()).get("error").asText()).isEqualTo("http_431");
+        HttpResponse<String> root = get("/", null);
+        assertThat(root.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(root.body()).get("api").asText()).isEqualTo("/api/openapi.yaml");
         HttpResponse<String> unknown = get("/api/no-such-thing", ANA);
         assertThat(unknown.statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(unknown.body()).get("error").asText()).isEqualTo("not_found");

@@ -48,9 +48,10 @@ final class BenchCommand implements Callable<Integer> {
             Bench.Result r = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
                     new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings), warmupEvents), System.out);
             System.out.println();
+            System.out.println("projector settings: " + (settings.isEmpty() ? "defaults" : settings));
+            System.out.println();
             System.out.println("| events | partitions | seconds | sustained events/s | lag p50 ms | lag p99 ms | lag max ms | view updates |");
             System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
-            System.out.println("projector settings: " + (settings.isEmpty() ? "defaults" : settings));
             System.out.printf("| %,d | %d | %.1f | %,.0f | %d | %d | %d | %,d |%n", r.events(), partitions, r.seconds(),
                     r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
             if (recalibrateDecisions > 0) {
