@@ -40,6 +40,8 @@ class LoggingConfigTest {
             assertThat(config.getLoggerConfig("org.apache.kafka.streams.KafkaStreams").getLevel()).isEqualTo(Level.WARN);
             assertThat(config.getLoggerConfig("kafka.server.BrokerServer").getLevel()).isEqualTo(Level.WARN);
             assertThat(config.getLoggerConfig("state.change.logger").getLevel()).isEqualTo(Level.WARN);
+            assertThat(config.getLoggerConfig("kafka.server.DefaultAutoTopicCreationManager").getLevel())
+                    .as("its TOPIC_ALREADY_EXISTS warnings are noise").isEqualTo(Level.ERROR);
             assertThat(config.getLoggerConfig("dev.ensemble.sessions.deploy.LocalKafka").getLevel()).isEqualTo(Level.INFO);
             assertThat(config.getRootLogger().getLevel()).isEqualTo(Level.INFO);
         } finally {
