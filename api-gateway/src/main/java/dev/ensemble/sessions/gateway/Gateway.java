@@ -102,6 +102,7 @@ public final class Gateway implements AutoCloseable {
         app = Javalin.create(cfg -> {
             cfg.showJavalinBanner = false;
             cfg.http.defaultContentType = "application/json";
+            cfg.http.prefer405over404 = true; // a known path with another method is 405, not "no such endpoint"
             cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonBadMessages()));
         });
         app.exception(ApiError.class, (e, ctx) -> {

@@ -212,7 +212,10 @@ class GatewayHttpTest {
                 .header("Authorization", "Bearer " + "x".repeat(20_000)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(hugeHeader.statusCode()).isEqualTo(431);
         assertThat(JSON.readTree(hugeHeader.body()).get("error").asText()).isEqualTo("http_431");
-        HttpResponse<String> root = get("/", null);
+        HttpResponse<String> wrongMethod = get("/api/events", ANA);
+        assertThat(wrongMethod.statusCode()).isEqualTo(405);
+        assertThat(JSON.readTree(wrongMethod.body()).get("message").asText()).isEqualTo("GET is not allowed on /api/events");
+                HttpResponse<String> root = get("/", null);
         assertThat(root.statusCode()).isEqualTo(200);
         assertThat(JSON.readTree(root.body()).get("api").asText()).isEqualTo("/api/openapi.yaml");
         HttpResponse<String> unknown = get("/api/no-such-thing", ANA);
