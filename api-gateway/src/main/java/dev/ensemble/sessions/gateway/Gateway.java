@@ -94,6 +94,7 @@ public final class Gateway implements AutoCloseable {
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1); // as KafkaEventSink: no gap after a refused first batch
         p.put(ProducerConfig.LINGER_MS_CONFIG, 2);
         p.put(ProducerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-intake");
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());

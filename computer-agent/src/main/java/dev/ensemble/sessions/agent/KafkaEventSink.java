@@ -43,6 +43,10 @@ public final class KafkaEventSink implements EventSink, AutoCloseable {
         props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 20);
         props.put(ProducerConfig.ACKS_CONFIG, "all");
         props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        // one request in flight: on a system just started, a first batch refused while a new partition's leader
+        // comes up is retried before the next is sent (with several in flight the broker can take the next first,
+        // and the first then fails with an out-of-order sequence until it expires)
+        props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
         this.producer = new KafkaProducer<>(props, Topics.EVENTS.keySerde().serializer(),
                 Topics.EVENTS.valueSerde().serializer());
     }
