@@ -40,6 +40,10 @@ final class BenchCommand implements Callable<Integer> {
         require(accounts >= 1, "--accounts must be 1 or more, not " + accounts);
         require(partitions >= 1, "--partitions must be 1 or more, not " + partitions);
         require(recalibrateDecisions >= 0, "--recalibrate-decisions must be 0 or more, not " + recalibrateDecisions);
+        for (String key : settings.keySet()) {
+            require(isStreamsSetting(key), "--set " + key + ": not a Kafka Streams setting (nor a producer., consumer., "
+                    + "main.consumer., restore.consumer., global.consumer., admin. or topic. one)");
+        }
         require((long) events + warmupEvents <= 50_000_000L, "--events plus --warmup-events must be 50,000,000 or fewer (they are held in memory)");
         Path dir = Files.createTempDirectory("ensemble-bench");
         System.out.println("starting a fresh broker in " + dir);
@@ -61,6 +65,20 @@ final class BenchCommand implements Callable<Integer> {
             deleteQuietly(dir);
         }
         return 0;
+    }
+
+    /** A key Kafka Streams knows, or one it passes on to its clients or internal topics by prefix. */
+    static boolean isStreamsSetting(String key) {
+        if (org.apache.kafka.streams.StreamsConfig.configDef().names().contains(key)) {
+            return true;
+        }
+        for (String prefix : java.util.List.of("producer.", "consumer.", "main.consumer.", "restore.consumer.",
+                "global.consumer.", "admin.", "topic.")) {
+            if (key.startsWith(prefix) && key.length() > prefix.length()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void require(boolean ok, String message) {

@@ -28,4 +28,16 @@ class BenchCommandTest {
         assertThat(code).isEqualTo(2);
         assertThat(err.toString()).contains(message);
     }
+
+    @org.junit.jupiter.api.Test
+    void anUnknownStreamsSettingIsRefusedAndKnownOnesAndClientPrefixesPass() {
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new BenchCommand());
+        cli.setErr(new PrintWriter(err));
+        assertThat(cli.execute("--set", "foo=bar")).isEqualTo(2);
+        assertThat(err.toString()).contains("--set foo: not a Kafka Streams setting");
+        assertThat(BenchCommand.isStreamsSetting("commit.interval.ms")).isTrue();
+        assertThat(BenchCommand.isStreamsSetting("producer.linger.ms")).isTrue();
+        assertThat(BenchCommand.isStreamsSetting("producer.")).isFalse();
+    }
 }
