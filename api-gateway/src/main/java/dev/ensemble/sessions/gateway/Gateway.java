@@ -29,7 +29,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -90,13 +89,8 @@ public final class Gateway implements AutoCloseable {
 
     /** Starts the read side and the HTTP server; returns once the port is open. */
     public synchronized Gateway start() {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1); // as KafkaEventSink: no gap after a refused first batch
-        p.put(ProducerConfig.LINGER_MS_CONFIG, 2);
-        p.put(ProducerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-intake");
+        Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
+                "ensemble-gateway-intake", Map.of(ProducerConfig.LINGER_MS_CONFIG, 2));
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
         intake = new EventIntake(producer, settings.clock());
 

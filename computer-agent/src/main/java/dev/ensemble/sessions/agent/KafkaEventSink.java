@@ -9,7 +9,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -37,16 +36,8 @@ public final class KafkaEventSink implements EventSink, AutoCloseable {
      * acks, idempotence and the serializers are always this class's.
      */
     public KafkaEventSink(String bootstrapServers, Map<String, Object> overrides) {
-        Map<String, Object> props = new HashMap<>(overrides);
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-        props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "computer-agent");
+        Map<String, Object> props = dev.ensemble.sessions.schema.LogProducers.config(bootstrapServers, "computer-agent", overrides);
         props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 20);
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        // one request in flight: on a system just started, a first batch refused while a new partition's leader
-        // comes up is retried before the next is sent (with several in flight the broker can take the next first,
-        // and the first then fails with an out-of-order sequence until it expires)
-        props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
         this.producer = new KafkaProducer<>(props, Topics.EVENTS.keySerde().serializer(),
                 Topics.EVENTS.valueSerde().serializer());
     }

@@ -28,7 +28,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -94,13 +93,8 @@ public final class Bench {
             while (projector.streams().state() != org.apache.kafka.streams.KafkaStreams.State.RUNNING) {
                 Thread.sleep(50);
             }
-            Map<String, Object> pc = new HashMap<>();
-            pc.put("bootstrap.servers", bootstrapServers);
-            pc.put("acks", "all");
-            pc.put("enable.idempotence", true);
-            pc.put("linger.ms", 5);
-            pc.put("batch.size", 512 * 1024);
-            pc.put("compression.type", "lz4");
+            Map<String, Object> pc = dev.ensemble.sessions.schema.LogProducers.config(bootstrapServers, "bench-appender",
+                    Map.of("linger.ms", 5, "batch.size", 512 * 1024, "compression.type", "lz4"));
             long start;
             try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pc, new StringSerializer(), new ByteArraySerializer())) {
                 if (!warmup.isEmpty()) {

@@ -29,9 +29,9 @@ public final class TopicAdmin {
 
     /**
      * Creates each missing topic with {@code partitions} partitions and {@code replicationFactor} replicas, and
-     * returns once every partition of them has a leader (up to 30 s): a producer that writes to a partition before
-     * its leader is up can have its first batch refused and later ones taken, and an idempotent producer then
-     * retries that first batch with an out-of-order sequence until it times out. Existing topics are left as they are.
+     * returns once every partition of them has a leader (up to 30 s), so the first writes are not refused while
+     * leaders come up (what a refused first batch does to an idempotent producer: {@link LogProducers}). Existing
+     * topics are left as they are.
      *
      * @throws IllegalStateException when the cluster refuses for another reason than "exists"
      */

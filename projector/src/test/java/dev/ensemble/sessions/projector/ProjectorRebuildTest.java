@@ -102,10 +102,8 @@ class ProjectorRebuildTest {
         Map<String, List<String>> sessionRuns = new HashMap<>();
         List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
         List<String> deletionRequestIds = new ArrayList<>();
-        // one request in flight: a first batch refused while a new partition's leader comes up is retried before the
-        // next is sent (with several in flight the next can be taken first, and the first then fails for good)
-        try (KafkaProducer<String, Event> p = new KafkaProducer<>(Map.of("bootstrap.servers", bootstrap,
-                "max.in.flight.requests.per.connection", 1), new StringSerializer(),
+        try (KafkaProducer<String, Event> p = new KafkaProducer<>(dev.ensemble.sessions.schema.LogProducers.config(bootstrap,
+                "rebuild-test", Map.of()), new StringSerializer(),
                 Topics.eventSerde().serializer())) {
             for (int i = 0; i < n; i++) {
                 String acct = accounts.get(rnd.nextInt(accounts.size()));

@@ -94,11 +94,8 @@ public final class ChoiceService implements AutoCloseable {
     }
 
     public synchronized ChoiceService start() {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        p.put(ProducerConfig.CLIENT_ID_CONFIG, "ensemble-choice-records");
+        Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
+                "ensemble-choice-records", Map.of());
         producer = new KafkaProducer<>(p, new StringSerializer(), Topics.EVENTS.valueSerde().serializer());
         streams = new KafkaStreams(ChoiceTopology.build(), StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID,
                 settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(), Map.of("commit.interval.ms", 100)));
