@@ -147,21 +147,13 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
 
     private void publish() {
         int capacity = config.current().limits().corpusTasks();
-        List<String> published = new java.util.ArrayList<>();
-        try (KeyValueIterator<String, Long> it = pending.all()) {
-            while (it.hasNext()) {
-                String table = it.next().key;
-                CorpusStats stats = load(table, capacity);
-                // the view's sequence is the newest document's: it grows with every change
-                CorpusView view = new CorpusView(stats.account(), stats.computerId(), nextSeq.get(table), stats.n(),
-                        ByteBuffer.wrap(stats.toBytes()));
-                context.forward(new Record<>(table, view, context.currentSystemTimeMs()));
-                published.add(table);
-            }
-        }
-        for (String table : published) {
-            pending.delete(table);
-        }
+        PendingMarks.drain(pending, (table, seq) -> {
+            CorpusStats stats = load(table, capacity);
+            // the view's sequence is the newest document's: it grows with every change
+            CorpusView view = new CorpusView(stats.account(), stats.computerId(), nextSeq.get(table), stats.n(),
+                    ByteBuffer.wrap(stats.toBytes()));
+            context.forward(new Record<>(table, view, context.currentSystemTimeMs()));
+        });
     }
 
     static String docKey(String table, long seq) {

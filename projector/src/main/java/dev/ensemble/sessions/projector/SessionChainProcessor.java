@@ -53,20 +53,12 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     /** Forwards the newest view of every session changed since the last call (its record time: the last change's). */
     private void emitPending() {
-        List<String> emitted = new ArrayList<>();
-        try (var it = pending.all()) {
-            while (it.hasNext()) {
-                var kv = it.next();
-                SessionView s = sessions.get(kv.key);
-                if (s != null) {
-                    context.forward(new Record<>(kv.key, s, kv.value));
-                }
-                emitted.add(kv.key);
+        PendingMarks.drain(pending, (key, time) -> {
+            SessionView s = sessions.get(key);
+            if (s != null) {
+                context.forward(new Record<>(key, s, time));
             }
-        }
-        for (String key : emitted) {
-            pending.delete(key);
-        }
+        });
     }
 
     @Override
