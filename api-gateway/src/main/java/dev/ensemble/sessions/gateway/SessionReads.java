@@ -120,7 +120,7 @@ public final class SessionReads implements AutoCloseable {
     }
 
     public void start() {
-        streams.start();
+        StreamsDefaults.start(streams, "gateway read side");
     }
 
     /** Waits until the store is queryable. */

@@ -3,7 +3,6 @@ package dev.ensemble.sessions.cleanup;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.streams.StreamsDefaults;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,11 +52,7 @@ public final class CleanupService implements AutoCloseable {
             return;
         }
         streams = new KafkaStreams(CleanupTopology.build(config), properties);
-        streams.setUncaughtExceptionHandler(ex -> {
-            LOG.error("cleanup stream thread failed; replacing it", ex);
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-        });
-        streams.start();
+        StreamsDefaults.start(streams, "cleanup");
         LOG.info("cleanup started ({} → {}): {}", Topics.RETIREMENT_VIEW.name(), Topics.EVENTS.name(),
                 config.cleanSessions() ? "sweeping every " + config.sweepInterval() : CleanupConfig.CLEAN_SESSIONS + " is off");
     }

@@ -184,11 +184,7 @@ public final class Projector implements AutoCloseable {
             return;
         }
         streams = new KafkaStreams(buildTopology(rules), properties);
-        streams.setUncaughtExceptionHandler(ex -> {
-            LOG.error("projector stream thread failed; replacing it", ex);
-            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-        });
-        streams.start();
+        StreamsDefaults.start(streams, "projector");
         LOG.info("projector started ({} → {})", Topics.EVENTS.name(), Topics.SESSIONS_VIEW.name());
     }
 

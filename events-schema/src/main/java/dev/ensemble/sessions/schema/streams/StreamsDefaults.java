@@ -24,6 +24,7 @@ import java.util.Properties;
  * processing goes on), and RocksDB bounded by one cache shared by every store of the JVM.
  */
 public final class StreamsDefaults {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StreamsDefaults.class);
     private StreamsDefaults() {
     }
 
@@ -61,6 +62,21 @@ public final class StreamsDefaults {
             p.putAll(overrides);
         }
         return p;
+    }
+
+    /**
+     * Starts a Streams instance so that nothing stops it for good: a stream thread that dies of an uncaught error
+     * is logged and replaced (its tasks restart from the last commit, exactly-once), instead of the Kafka Streams
+     * default of shutting the whole client down.
+     *
+     * @param name the service's name for the log ("projector", "cleanup", ...)
+     */
+    public static void start(org.apache.kafka.streams.KafkaStreams streams, String name) {
+        streams.setUncaughtExceptionHandler(ex -> {
+            LOG.error("{} stream thread failed; replacing it", name, ex);
+            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+        streams.start();
     }
 
     /**

@@ -99,7 +99,7 @@ public final class ChoiceService implements AutoCloseable {
         producer = new KafkaProducer<>(p, new StringSerializer(), Topics.EVENTS.valueSerde().serializer());
         streams = new KafkaStreams(ChoiceTopology.build(), StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID,
                 settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(), Map.of("commit.interval.ms", 100)));
-        streams.start();
+        StreamsDefaults.start(streams, "choice service");
         http = Javalin.create(cfg -> cfg.showJavalinBanner = false);
         http.exception(InvalidEventException.class, (e, ctx) -> ctx.status(400).json(error("invalid_event", e.getMessage())));
         http.exception(ServiceUnavailable.class, (e, ctx) -> ctx.status(503).json(error("starting", e.getMessage())));
