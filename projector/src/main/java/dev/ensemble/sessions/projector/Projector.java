@@ -3,6 +3,7 @@ package dev.ensemble.sessions.projector;
 import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.schema.streams.WriteBackStore;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.DeletionState;
@@ -120,42 +121,25 @@ public final class Projector implements AutoCloseable {
         t.addProcessor(guard, () -> new DeletionProcessor(rules, List.of(chains, corpus)), "events-source");
         t.addProcessor(chains, SessionChainProcessor::new, guard);
         t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.EVENT_IDS),
-                Serdes.String(), Serdes.Long())), chains, guard);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.SESSION_CHAINS),
-                Serdes.String(), AvroSerde.of(SessionView.class))), chains, guard, retirement);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_INDEX),
-                Serdes.String(), AvroSerde.of(RunRef.class))), chains, guard);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_SESSIONS),
-                Serdes.String(), Serdes.String())), chains);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(StoreNames.PENDING_VIEWS),
-                Serdes.String(), Serdes.Long())), chains);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.PARKED_RUNS),
-                Serdes.String(), AvroSerde.of(ParkedEvents.class))), chains);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.RUN_FACTS),
-                Serdes.String(), AvroSerde.of(RunFacts.class))), guard, retirement);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.TASK_STATES),
-                Serdes.String(), AvroSerde.of(Event.class))), guard, retirement);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_STATES),
-                Serdes.String(), AvroSerde.of(Event.class))), guard, retirement);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.COMPUTER_SESSIONS),
-                Serdes.String(), Serdes.String())), guard, retirement);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_STATES),
-                Serdes.String(), AvroSerde.of(DeletionState.class))), guard, retirement);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.DELETION_AUDIT),
-                Serdes.String(), AvroSerde.of(DeletionAudit.class))), guard);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.RETIREMENT_VIEWS),
-                Serdes.String(), AvroSerde.of(RetirementView.class))), retirement);
+        t.addStateStore(held(store.apply(StoreNames.EVENT_IDS), Serdes.Long()), chains, guard);
+        t.addStateStore(held(store.apply(StoreNames.SESSION_CHAINS), AvroSerde.of(SessionView.class)), chains, guard, retirement);
+        t.addStateStore(held(store.apply(StoreNames.RUN_INDEX), AvroSerde.of(RunRef.class)), chains, guard);
+        t.addStateStore(held(store.apply(StoreNames.TASK_SESSIONS), Serdes.String()), chains);
+        t.addStateStore(held(Stores.inMemoryKeyValueStore(StoreNames.PENDING_VIEWS), Serdes.Long()), chains);
+        t.addStateStore(held(store.apply(StoreNames.PARKED_RUNS), AvroSerde.of(ParkedEvents.class)), chains);
+        t.addStateStore(held(store.apply(StoreNames.RUN_FACTS), AvroSerde.of(RunFacts.class)), guard, retirement);
+        t.addStateStore(held(store.apply(StoreNames.TASK_STATES), AvroSerde.of(Event.class)), guard, retirement);
+        t.addStateStore(held(store.apply(StoreNames.COMPUTER_STATES), AvroSerde.of(Event.class)), guard, retirement);
+        t.addStateStore(held(store.apply(StoreNames.COMPUTER_SESSIONS), Serdes.String()), guard, retirement);
+        t.addStateStore(held(store.apply(StoreNames.DELETION_STATES), AvroSerde.of(DeletionState.class)), guard, retirement);
+        t.addStateStore(held(store.apply(StoreNames.DELETION_AUDIT), AvroSerde.of(DeletionAudit.class)), guard);
+        t.addStateStore(held(store.apply(StoreNames.RETIREMENT_VIEWS), AvroSerde.of(RetirementView.class)), retirement);
         ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
         t.addProcessor(corpus, () -> new CorpusProcessor(config), guard);
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_DOCS),
-                Serdes.String(), Serdes.String())), "corpus-stats");
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_INDEX),
-                Serdes.String(), Serdes.Long())), "corpus-stats");
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(store.apply(StoreNames.CORPUS_CLAIMS),
-                Serdes.String(), Serdes.ByteArray())), "corpus-stats");
-        t.addStateStore(cached(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(StoreNames.PENDING_CORPUS),
-                Serdes.String(), Serdes.Long())), "corpus-stats");
+        t.addStateStore(held(store.apply(StoreNames.CORPUS_DOCS), Serdes.String()), "corpus-stats");
+        t.addStateStore(held(store.apply(StoreNames.CORPUS_INDEX), Serdes.Long()), "corpus-stats");
+        t.addStateStore(held(store.apply(StoreNames.CORPUS_CLAIMS), Serdes.ByteArray()), "corpus-stats");
+        t.addStateStore(held(Stores.inMemoryKeyValueStore(StoreNames.PENDING_CORPUS), Serdes.Long()), "corpus-stats");
         t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
                 Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
@@ -169,13 +153,16 @@ public final class Projector implements AutoCloseable {
         return t;
     }
 
+    /** How many keys each store of a task holds as live objects between commits ({@link WriteBackStore}). */
+    static final int HELD_PER_STORE = 10_000;
+
     /**
-     * The store with the Streams record cache in front of it: repeated writes of one key between two commits
-     * reach RocksDB and the changelog once (the cache is bounded by {@code statestore.cache.max.bytes}).
+     * The store with a {@link WriteBackStore} in front of it: the processors read and change live objects, and
+     * each key changed between two commits is encoded and written to the store and its changelog once, at the commit.
      */
-    private static <K, V> org.apache.kafka.streams.state.StoreBuilder<org.apache.kafka.streams.state.KeyValueStore<K, V>> cached(
-            org.apache.kafka.streams.state.StoreBuilder<org.apache.kafka.streams.state.KeyValueStore<K, V>> b) {
-        return b.withCachingEnabled();
+    private static <V> org.apache.kafka.streams.state.StoreBuilder<org.apache.kafka.streams.state.KeyValueStore<String, V>> held(
+            org.apache.kafka.streams.state.KeyValueBytesStoreSupplier supplier, org.apache.kafka.common.serialization.Serde<V> serde) {
+        return WriteBackStore.builder(supplier, serde, HELD_PER_STORE);
     }
 
     /** Starts the application (non-blocking). */

@@ -1,0 +1,171 @@
+package dev.ensemble.sessions.schema.streams;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/**
+ * {@link WriteBackStore} in a real Streams task (TopologyTestDriver, which commits after every input record):
+ * each input record is a script of store operations run in one {@code process} call, i.e. between two commits;
+ * the script's answers are forwarded to an output topic, and the store's changelog is read back as Kafka
+ * Streams wrote it.
+ */
+class WriteBackStoreTest {
+    private static final String STORE = "things";
+    private static final String CHANGELOG = "wb-test-" + STORE + "-changelog";
+
+    @TempDir
+    Path stateDir;
+    private TopologyTestDriver driver;
+    private TestInputTopic<String, String> scripts;
+    private TestOutputTopic<String, String> answers;
+    private TestOutputTopic<String, String> changelog;
+
+    /** Runs {@code op;op;...}: put k=v, del k, get k, all, prefix p, range a..b; answers joined by '|'. */
+    static final class ScriptProcessor implements Processor<String, String, String, String> {
+        private ProcessorContext<String, String> context;
+        private KeyValueStore<String, String> store;
+
+        @Override
+        public void init(ProcessorContext<String, String> context) {
+            this.context = context;
+            this.store = context.getStateStore(STORE);
+        }
+
+        @Override
+        public void process(Record<String, String> record) {
+            List<String> out = new ArrayList<>();
+            for (String op : record.value().split(";")) {
+                String[] w = op.trim().split(" ", 2);
+                switch (w[0]) {
+                    case "put" -> store.put(w[1].split("=")[0], w[1].split("=")[1]);
+                    case "del" -> out.add("deleted " + store.delete(w[1]));
+                    case "get" -> out.add(String.valueOf(store.get(w[1])));
+                    case "all" -> out.add(dump(store.all()));
+                    case "prefix" -> out.add(dump(store.prefixScan(w[1], new StringSerializer())));
+                    case "range" -> out.add(dump(store.range(w[1].split("\\.\\.")[0], w[1].split("\\.\\.")[1])));
+                    case "reverse" -> out.add(dump(store.reverseAll()));
+                    default -> throw new IllegalArgumentException(op);
+                }
+            }
+            context.forward(record.withValue(String.join("|", out)));
+        }
+
+        private static String dump(KeyValueIterator<String, String> it) {
+            List<String> kv = new ArrayList<>();
+            try (it) {
+                it.forEachRemaining(p -> kv.add(p.key + "=" + p.value));
+            }
+            return String.join(",", kv);
+        }
+    }
+
+    @BeforeEach
+    void start() {
+        startWith(3);
+    }
+
+    private void startWith(int maxEntries) {
+        Topology t = new Topology();
+        t.addSource("in", new StringDeserializer(), new StringDeserializer(), "scripts");
+        t.addProcessor("script", ScriptProcessor::new, "in");
+        t.addStateStore(WriteBackStore.builder(Stores.persistentKeyValueStore(STORE), Serdes.String(), maxEntries), "script");
+        t.addSink("out", "answers", new StringSerializer(), new StringSerializer(), "script");
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, "wb-test");
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        driver = new TopologyTestDriver(t, p);
+        scripts = driver.createInputTopic("scripts", new StringSerializer(), new StringSerializer());
+        answers = driver.createOutputTopic("answers", new StringDeserializer(), new StringDeserializer());
+        changelog = driver.createOutputTopic(CHANGELOG, new StringDeserializer(), new StringDeserializer());
+    }
+
+    @AfterEach
+    void stop() {
+        driver.close();
+    }
+
+    private String run(String script) {
+        scripts.pipeInput("k", script);
+        return answers.readValue();
+    }
+
+    @Test
+    void aKeyChangedManyTimesBetweenCommitsIsWrittenOnceWithItsLastValue() {
+        StringBuilder script = new StringBuilder();
+        for (int i = 1; i <= 100; i++) {
+            script.append("put a=").append(i).append(';');
+        }
+        script.append("put b=x;get a");
+        assertEquals("100", run(script.toString()));
+        List<KeyValue<String, String>> written = changelog.readKeyValuesToList();
+        assertEquals(List.of(KeyValue.pair("a", "100"), KeyValue.pair("b", "x")), written);
+        assertEquals("100", driver.<String, String>getKeyValueStore(STORE).get("a"));
+    }
+
+    @Test
+    void aDeletionWritesATombstoneOnlyForAKeyTheChangelogHolds() {
+        assertEquals("deleted 1", run("put fresh=1;del fresh"));
+        assertEquals(List.of(), changelog.readKeyValuesToList(), "a key put and deleted between two commits never reaches the changelog");
+        run("put kept=1");
+        changelog.readKeyValuesToList();
+        assertEquals("deleted 1|null", run("del kept;get kept"));
+        assertEquals(List.of(KeyValue.pair("kept", null)), changelog.readKeyValuesToList());
+        assertEquals("deleted null", run("del never"));
+        assertEquals(List.of(), changelog.readKeyValuesToList());
+    }
+
+    @Test
+    void iterationMergesUncommittedChangesOverTheStoreInKeyOrder() {
+        run("put b=1;put d=1;put x/1=1;put x/3=1");
+        assertEquals("deleted 1|a=new,b=2,d=1,x/1=1,x/2=new|x/1=1,x/2=new", run("put b=2;put a=new;put x/2=new;del x/3;all;prefix x/"),
+                "before the commit: changed values over the committed ones, the deleted key gone");
+        assertEquals("x/1=1,x/2=new", run("prefix x/"), "after the commit");
+        assertEquals("b=2,d=1", run("range b..d"));
+        assertEquals("x/2=new,x/1=1,d=1,b=2,a=new", run("reverse"));
+    }
+
+    @Test
+    void keysBeyondTheBoundLeaveTheObjectsAndAreWrittenIfChanged() {
+        // bound 3: five keys changed in one call; the two oldest are written when they leave, the rest at the commit
+        assertEquals("1|2|5", run("put k1=1;put k2=2;put k3=3;put k4=4;put k5=5;get k1;get k2;get k5"));
+        List<KeyValue<String, String>> written = changelog.readKeyValuesToList();
+        assertEquals(5, written.size(), written.toString());
+        assertEquals("k1=1,k2=2,k3=3,k4=4,k5=5", run("all"));
+    }
+
+    @Test
+    void aPutOfAnEqualValueIsWrittenAndAMissingKeyReadsNull() {
+        run("put a=1");
+        changelog.readKeyValuesToList();
+        assertEquals("1|1", run("put a=1;get a;get a"));
+        assertEquals(List.of(KeyValue.pair("a", "1")), changelog.readKeyValuesToList(), "a put writes even an equal value");
+        assertNull(driver.<String, String>getKeyValueStore(STORE).get("missing"));
+    }
+}
