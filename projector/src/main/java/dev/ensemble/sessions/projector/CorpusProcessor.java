@@ -156,8 +156,14 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         });
     }
 
+    /** {@code <table>/<seq>} with the sequence zero-padded to 19 digits, so that key order is sequence order. */
     static String docKey(String table, long seq) {
-        return table + Keys.SEPARATOR + String.format("%019d", seq);
+        String digits = Long.toString(seq);
+        StringBuilder sb = new StringBuilder(table.length() + 20).append(table).append(Keys.SEPARATOR);
+        for (int i = digits.length(); i < 19; i++) {
+            sb.append('0');
+        }
+        return sb.append(digits).toString();
     }
 
     static String encode(TextAnalysis.CorpusDoc d) {
