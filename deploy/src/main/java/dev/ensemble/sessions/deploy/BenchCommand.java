@@ -30,6 +30,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--recalibrate-decisions", defaultValue = "100000", description = "synthetic recorded decisions to recalibrate after the rebuild (default ${DEFAULT-VALUE}); 0 skips the replay benchmarks")
     int recalibrateDecisions;
 
+    @Option(names = "--ceiling", description = "also run three reference topologies that do far less than the projector (decode; decode and forward; decode and one store entry per event) over the same log, broker and settings, as a yardstick")
+    boolean ceiling;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -60,6 +63,11 @@ final class BenchCommand implements Callable<Integer> {
                     r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
             if (recalibrateDecisions > 0) {
                 ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), new java.util.HashMap<>(settings), recalibrateDecisions, System.out);
+            }
+            if (ceiling) {
+                System.out.println();
+                System.out.println("running the reference topologies over the same log …");
+                CeilingBench.run(kafka.bootstrapServers(), dir.resolve("state"), new java.util.HashMap<>(settings), System.out);
             }
         } finally {
             deleteQuietly(dir);

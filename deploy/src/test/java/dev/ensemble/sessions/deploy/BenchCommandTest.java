@@ -40,4 +40,31 @@ class BenchCommandTest {
         assertThat(BenchCommand.isStreamsSetting("producer.linger.ms")).isTrue();
         assertThat(BenchCommand.isStreamsSetting("producer.")).isFalse();
     }
+
+    /**
+     * A small run end to end on a real embedded broker: the projector's row, the replay table and the three reference
+     * topologies, each with a positive rate over every event of the log.
+     */
+    @org.junit.jupiter.api.Test
+    void aSmallRunPrintsTheProjectorRowTheReplayTableAndTheReferenceTopologies() {
+        java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream old = System.out;
+        int code;
+        System.setOut(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            code = new CommandLine(new BenchCommand()).execute("--events", "4000", "--warmup-events", "0", "--accounts", "50",
+                    "--recalibrate-decisions", "1000", "--ceiling");
+        } finally {
+            System.setOut(old);
+        }
+        String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(code).as(out).isZero();
+        assertThat(out).containsPattern("\\| 4,000 \\| 2 \\| [0-9.]+ \\| [1-9][0-9,]* \\|");
+        assertThat(out).containsPattern("\\| rebuild \\(reset, replay to the end of the log\\) \\| 4,000 events \\| [0-9.]+ \\| [1-9][0-9,]* \\|");
+        assertThat(out).containsPattern("\\| recalibrate \\(re-score, summary, HTML\\) \\| 1,000 decisions \\|");
+        for (String topology : java.util.List.of("read: decode every event", "forward: decode, write every event to a topic",
+                "store: decode, one store entry per event")) {
+            assertThat(out).containsPattern(java.util.regex.Pattern.quote(topology) + "[^|]*\\| (3,600|4,000) \\| [0-9.]+ \\| [1-9][0-9,]* \\|");
+        }
+    }
 }
