@@ -432,12 +432,18 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
      * @throws IllegalStateException when the chains did not take it
      */
     private void applyToChains(Event decision, long timestamp) {
-        context.forward(new Record<>(decision.getAccount(), decision, timestamp), CHAINS);
         Object p = decision.getPayload();
         String sessionId = p instanceof SessionDeletionAccepted a ? a.getSessionId() : p instanceof SessionDeleted d ? d.getSessionId() : null;
+        // the store hands out the session object itself, which the chains change before they store it: the check
+        // asks for the flags and for the chains' save (it raises the sequence), read as numbers before the forward
+        SessionView held = sessionId == null ? null : stores.session(decision.getAccount(), sessionId);
+        long sequenceBefore = held == null ? -1 : held.getSequence();
+        boolean deletedBefore = held != null && held.getDeleted();
+        context.forward(new Record<>(decision.getAccount(), decision, timestamp), CHAINS);
         SessionView s = sessionId == null ? null : stores.session(decision.getAccount(), sessionId);
+        boolean saved = s != null && (s.getSequence() > sequenceBefore || deletedBefore);
         boolean taken = eventIds.get(decision.getEventId()) != null
-                && (sessionId == null || (p instanceof SessionDeleted ? s.getDeleted() : s.getDeleting() || s.getDeleted()));
+                && (sessionId == null || (saved && (p instanceof SessionDeleted ? s.getDeleted() : s.getDeleting() || s.getDeleted())));
         if (!taken) {
             throw new IllegalStateException("the session chains did not take " + EventTypes.typeOf(decision) + " " + decision.getEventId()
                     + (sessionId == null ? "" : " of session " + sessionId) + "; nothing of it is stored or appended");

@@ -77,17 +77,39 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
     private final java.util.ArrayList<Entry<V>> dirty = new java.util.ArrayList<>();
     private StateStoreContext context;
     private long lastPutTime;
+    /** With {@link #VERIFY_PROPERTY} set: encodes values to catch one changed without a put (null: off). */
+    private final org.apache.kafka.common.serialization.Serializer<V> verifier;
+    /** Verifying: the encoding of each clean held value as it was read or written. */
+    private final Map<String, byte[]> lastBytes = new java.util.HashMap<>();
+    /** Verifying: the entries handed out by {@link #get} since the last commit. */
+    private final java.util.ArrayList<Entry<V>> handedOut = new java.util.ArrayList<>();
+
+    /**
+     * The system property that makes every write-back store check, at each commit, that no value handed out since
+     * the last commit was changed without being put again (it encodes them, so it is for tests: the projector's
+     * test suites run with it).
+     */
+    public static final String VERIFY_PROPERTY = "ensemble.writeback.verify";
 
     /**
      * @param inner      the store beneath (logged, uncached), not yet initialised
      * @param maxEntries how many keys are held as objects at most (≥ 1)
      */
     public WriteBackStore(KeyValueStore<String, V> inner, int maxEntries) {
+        this(inner, maxEntries, null);
+    }
+
+    /**
+     * @param verifier when not null, the encoder of values used to check at each commit that no value handed out by
+     *                 {@link #get} was changed without a {@link #put} ({@link IllegalStateException} naming the key)
+     */
+    public WriteBackStore(KeyValueStore<String, V> inner, int maxEntries, org.apache.kafka.common.serialization.Serializer<V> verifier) {
         if (maxEntries < 1) {
             throw new IllegalArgumentException("maxEntries must be at least 1, got " + maxEntries);
         }
         this.inner = inner;
         this.maxEntries = maxEntries;
+        this.verifier = verifier;
     }
 
     /**
@@ -102,16 +124,18 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
                                                                     int maxEntries) {
         StoreBuilder<KeyValueStore<String, V>> beneath = Stores.keyValueStoreBuilder(supplier, Serdes.String(), valueSerde)
                 .withCachingDisabled().withLoggingEnabled(Map.of());
-        return new Builder<>(beneath, maxEntries);
+        return new Builder<>(beneath, maxEntries, Boolean.getBoolean(VERIFY_PROPERTY) ? valueSerde.serializer() : null);
     }
 
     private static final class Builder<V> implements StoreBuilder<KeyValueStore<String, V>> {
         private final StoreBuilder<KeyValueStore<String, V>> beneath;
         private final int maxEntries;
+        private final org.apache.kafka.common.serialization.Serializer<V> verifier;
 
-        Builder(StoreBuilder<KeyValueStore<String, V>> beneath, int maxEntries) {
+        Builder(StoreBuilder<KeyValueStore<String, V>> beneath, int maxEntries, org.apache.kafka.common.serialization.Serializer<V> verifier) {
             this.beneath = beneath;
             this.maxEntries = maxEntries;
+            this.verifier = verifier;
         }
 
         @Override
@@ -138,7 +162,7 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
 
         @Override
         public KeyValueStore<String, V> build() {
-            return new WriteBackStore<>(beneath.build(), maxEntries);
+            return new WriteBackStore<>(beneath.build(), maxEntries, verifier);
         }
 
         @Override
@@ -162,13 +186,17 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
     @Override
     public V get(String key) {
         Entry<V> e = held.get(key);
-        if (e != null) {
-            return e.value;
+        if (e == null) {
+            V v = inner.get(key);
+            e = new Entry<>(key, v, v == null ? ABSENT : PRESENT);
+            held.put(key, e);
+            remember(key, v);
+            evictIfFull();
         }
-        V v = inner.get(key);
-        held.put(key, new Entry<>(key, v, v == null ? ABSENT : PRESENT));
-        evictIfFull();
-        return v;
+        if (verifier != null && e.value != null) {
+            handedOut.add(e);
+        }
+        return e.value;
     }
 
     @Override
@@ -214,8 +242,10 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
             e.beneath = inner.get(key) == null ? ABSENT : PRESENT;
         }
         if (e.beneath == PRESENT) {
+            ensureRecordContext();
             inner.delete(key); // its tombstone, in the changelog too
         }
+        forget(key);
         e.value = null;
         e.dirty = false;
         e.beneath = ABSENT;
@@ -237,13 +267,16 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
         while (held.size() > maxEntries && it.hasNext()) {
             Map.Entry<String, Entry<V>> eldest = it.next();
             Entry<V> e = eldest.getValue();
+            it.remove(); // first: a value that cannot be written must not stay the eldest and fail every later eviction
             if (e.dirty) {
-                ensureRecordContext();
-                inner.put(e.key, e.value);
                 e.dirty = false; // its place in the dirty list is skipped at the commit
                 e.beneath = PRESENT;
+                V value = e.value;
+                e.value = null;  // the dirty list keeps the entry until the commit, not its value
+                ensureRecordContext();
+                inner.put(e.key, value);
             }
-            it.remove();
+            forget(e.key);
         }
     }
 
@@ -252,6 +285,7 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
     /** Writes every changed key beneath (and so to the changelog). Called by Kafka Streams before each commit. */
     @Override
     public void flushCache() {
+        verifyHandedOut();
         if (dirty.isEmpty()) {
             return;
         }
@@ -261,9 +295,44 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
                 inner.put(e.key, e.value);
                 e.dirty = false;
                 e.beneath = PRESENT;
+                remember(e.key, e.value);
             }
         }
         dirty.clear();
+    }
+
+    private void remember(String key, V value) {
+        if (verifier != null) {
+            if (value == null) {
+                lastBytes.remove(key);
+            } else {
+                lastBytes.put(key, verifier.serialize(name(), value).clone()); // a copy: a byte[] value is its own encoding
+            }
+        }
+    }
+
+    private void forget(String key) {
+        if (verifier != null) {
+            lastBytes.remove(key);
+        }
+    }
+
+    /** Verifying: every clean value handed out since the last commit still encodes as it was read or last written. */
+    private void verifyHandedOut() {
+        if (verifier == null) {
+            return;
+        }
+        try {
+            for (Entry<V> e : handedOut) {
+                byte[] was = e.dirty || e.value == null ? null : lastBytes.get(e.key);
+                if (was != null && held.containsKey(e.key) && !java.util.Arrays.equals(was, verifier.serialize(name(), e.value))) {
+                    throw new IllegalStateException("store " + name() + ": the value of key '" + e.key
+                            + "' was changed without a put (a write-back store writes only what is put)");
+                }
+            }
+        } finally {
+            handedOut.clear();
+        }
     }
 
     /**
@@ -288,6 +357,8 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
     public void clearCache() {
         held.clear();
         dirty.clear();
+        lastBytes.clear();
+        handedOut.clear();
     }
 
     @Override
@@ -392,8 +463,8 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
 
     @Override
     public long approximateNumEntries() {
-        long unknown = dirty.stream().filter(e -> e.dirty && e.beneath == UNKNOWN).count();
-        return inner.approximateNumEntries() + unknown;
+        long added = dirty.stream().filter(e -> e.dirty && e.beneath != PRESENT).count();
+        return inner.approximateNumEntries() + added;
     }
 
     // ---- life cycle ------------------------------------------------------------------------------------
@@ -402,6 +473,8 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
     public void init(StateStoreContext context, StateStore root) {
         held.clear();
         dirty.clear();
+        lastBytes.clear();
+        handedOut.clear();
         this.context = context;
         inner.init(context, root);
     }
@@ -410,6 +483,8 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
     public void close() {
         held.clear();
         dirty.clear();
+        lastBytes.clear();
+        handedOut.clear();
         inner.close();
     }
 

@@ -149,6 +149,87 @@ class WriteBackStoreTest {
         assertEquals("x/1=1,x/2=new", run("prefix x/"), "after the commit");
         assertEquals("b=2,d=1", run("range b..d"));
         assertEquals("x/2=new,x/1=1,d=1,b=2,a=new", run("reverse"));
+        assertEquals("c=3,d=4|x/2=new,x/1=1,d=4,c=3,b=2,a=new", run("put d=4;put c=3;range c..d;reverse"),
+                "a range and the reverse order before the commit");
+    }
+
+    @Test
+    void theBoundHoldsAndAKeyWrittenEarlyAndPutAgainIsWrittenAgain() {
+        stop();
+        startWith(1);
+        run("put k1=1;put k2=2;put k1=3");
+        assertEquals(List.of(KeyValue.pair("k1", "1"), KeyValue.pair("k2", "2"), KeyValue.pair("k1", "3")), changelog.readKeyValuesToList(),
+                "bound 1: k1 leaves (written) when k2 comes, k2 when k1 comes back; k1's last value at the commit");
+    }
+
+    @Test
+    void aKeyPutWithoutBeingReadAndThenDeletedGetsItsTombstone() {
+        stop();
+        startWith(1);
+        run("put k1=1");
+        changelog.readKeyValuesToList();
+        // k1 is no longer held once k2 is; put k1 blind (not read), then delete it: the store beneath holds it
+        assertEquals("deleted 9|null", run("put k2=2;put k1=9;del k1;get k1"));
+        assertEquals(List.of(KeyValue.pair("k2", "2"), KeyValue.pair("k1", null)), changelog.readKeyValuesToList());
+        assertNull(driver.<String, String>getKeyValueStore(STORE).get("k1"));
+    }
+
+    /** The shared-object contract, checked by the verifying mode the test suites run with. */
+    @Test
+    void aValueChangedWithoutAPutIsCaughtAtTheCommitAndOneChangedAndPutIsWritten() {
+        stop();
+        String was = System.getProperty(WriteBackStore.VERIFY_PROPERTY);
+        System.setProperty(WriteBackStore.VERIFY_PROPERTY, "true");
+        Topology t = new Topology();
+        t.addSource("in", new StringDeserializer(), new StringDeserializer(), "scripts");
+        t.addProcessor("bytes", () -> new Processor<String, String, Void, Void>() {
+            private KeyValueStore<String, byte[]> store;
+
+            @Override
+            public void init(ProcessorContext<Void, Void> context) {
+                store = context.getStateStore("bytes");
+            }
+
+            @Override
+            public void process(Record<String, String> record) {
+                switch (record.value()) {
+                    case "put" -> store.put(record.key(), new byte[]{1});
+                    case "change and put" -> {
+                        byte[] v = store.get(record.key());
+                        v[0]++;
+                        store.put(record.key(), v);
+                    }
+                    case "change only" -> store.get(record.key())[0]++;
+                    default -> throw new IllegalArgumentException(record.value());
+                }
+            }
+        }, "in");
+        t.addStateStore(WriteBackStore.builder(Stores.inMemoryKeyValueStore("bytes"), Serdes.ByteArray(), 10), "bytes");
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, "wb-test");
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        driver = new TopologyTestDriver(t, p);
+        if (was == null) {
+            System.clearProperty(WriteBackStore.VERIFY_PROPERTY);
+        } else {
+            System.setProperty(WriteBackStore.VERIFY_PROPERTY, was);
+        }
+        TestInputTopic<String, String> in = driver.createInputTopic("scripts", new StringSerializer(), new StringSerializer());
+        TestOutputTopic<String, byte[]> log = driver.createOutputTopic("wb-test-bytes-changelog", new StringDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer());
+        // (a byte[] value is its own encoding: the changelog record is read before the array changes again)
+        in.pipeInput("a", "put");
+        assertEquals(1, log.readValue()[0]);
+        in.pipeInput("a", "change and put");
+        assertEquals(2, log.readValue()[0]);
+        RuntimeException caught = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class, () -> in.pipeInput("a", "change only"));
+        Throwable cause = caught;
+        while (cause.getCause() != null && !(cause instanceof IllegalStateException)) {
+            cause = cause.getCause();
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(String.valueOf(cause.getMessage()).contains("key 'a' was changed without a put"),
+                String.valueOf(cause));
     }
 
     @Test
