@@ -193,15 +193,18 @@ public final class EventJson {
         return n != null && n.isTextual() ? n.asText() : null;
     }
 
-    /** Semantic checks beyond the schema: ids are not blank. */
+    /** Semantic checks beyond the schema: ids are not blank, an eventId is one line. */
     public static final class Validation {
         private Validation() {
         }
 
-        /** Throws {@link InvalidEventException} when an id field of the event is blank. */
+        /** Throws {@link InvalidEventException} when an id field of the event is blank, or its eventId holds a line break. */
         public static void check(Event e) {
             String type = EventTypes.typeOf(e);
             blank(e, type, "eventId", e.getEventId());
+            if (e.getEventId().indexOf('\n') >= 0 || e.getEventId().indexOf('\r') >= 0) {
+                throw new InvalidEventException(e.getEventId(), type, "eventId", "must not contain a line break");
+            }
             blank(e, type, "account", e.getAccount());
             blank(e, type, "space", e.getSpace());
             blank(e, type, "source", e.getSource());

@@ -105,6 +105,9 @@ class ContractJsonTest {
         String json = "{\"eventId\":\"e5\",\"type\":\"RunStatusChanged\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
                 + "\"payload\":{\"runId\":\" \",\"status\":\"DONE\"}}";
         assertThatThrownBy(() -> EventJson.parse(json, CLOCK)).hasMessage("RunStatusChanged e5: payload.runId: must not be blank");
+        String twoLines = "{\"eventId\":\"e6\\nx\",\"type\":\"RunStatusChanged\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
+                + "\"payload\":{\"runId\":\"r1\",\"status\":\"DONE\"}}";
+        assertThatThrownBy(() -> EventJson.parse(twoLines, CLOCK)).hasMessage("RunStatusChanged e6\nx: eventId: must not contain a line break");
         assertThatThrownBy(() -> EventJson.parse("[1]", CLOCK)).hasMessageContaining("must be a JSON object");
         assertThatThrownBy(() -> EventJson.parse("{nope", CLOCK)).hasMessageContaining("not valid JSON");
     }

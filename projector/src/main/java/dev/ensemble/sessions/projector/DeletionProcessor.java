@@ -74,7 +74,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     private final List<String> eventConsumers;
     private ProcessorContext<String, Object> context;
     private DeletionStores stores;
-    private KeyValueStore<String, Long> eventIds;
+    private AppliedEvents applied;
     private KeyValueStore<String, dev.ensemble.sessions.views.RunRef> runIndex;
     private KeyValueStore<String, DeletionAudit> audits;
 
@@ -102,7 +102,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     public void init(ProcessorContext<String, Object> context) {
         this.context = context;
         this.stores = new DeletionStores(context);
-        this.eventIds = context.getStateStore(StoreNames.EVENT_IDS);
+        this.applied = new AppliedEvents(context);
         this.runIndex = context.getStateStore(StoreNames.RUN_INDEX);
         this.audits = context.getStateStore(StoreNames.DELETION_AUDIT);
     }
@@ -114,7 +114,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
             return;
         }
         EventJson.Validation.check(e);
-        if (eventIds.get(e.getEventId()) != null) {
+        if (applied.contains(e)) {
             return;
         }
         Object p = e.getPayload();
@@ -442,7 +442,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         context.forward(new Record<>(decision.getAccount(), decision, timestamp), CHAINS);
         SessionView s = sessionId == null ? null : stores.session(decision.getAccount(), sessionId);
         boolean saved = s != null && (s.getSequence() > sequenceBefore || deletedBefore);
-        boolean taken = eventIds.get(decision.getEventId()) != null
+        boolean taken = applied.contains(decision)
                 && (sessionId == null || (saved && (p instanceof SessionDeleted ? s.getDeleted() : s.getDeleting() || s.getDeleted())));
         if (!taken) {
             throw new IllegalStateException("the session chains did not take " + EventTypes.typeOf(decision) + " " + decision.getEventId()

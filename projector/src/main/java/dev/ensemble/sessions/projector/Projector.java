@@ -98,7 +98,7 @@ public final class Projector implements AutoCloseable {
      * The deletion guard ({@link DeletionProcessor}) meets every event first: it refuses foreign deletion
      * decisions, folds the facts the retirement rules need, passes the event on to the session chains
      * ({@link SessionChainProcessor}), then decides deletion requests and records computers' answers. Stores:
-     * event-ids, session-chains, run-index, task-sessions, parked-runs, pending-views (chains); run-facts, task-states,
+     * event-ids, run-event-ids ({@link AppliedEvents}), session-chains, run-index, task-sessions, parked-runs, pending-views (chains); run-facts, task-states,
      * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views. The
      * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claims, pending-corpus) get every
      * valid new event after the chains (an invalid one is refused once, by the guard), with the analysis config
@@ -122,6 +122,7 @@ public final class Projector implements AutoCloseable {
         t.addProcessor(chains, SessionChainProcessor::new, guard);
         t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);
         t.addStateStore(held(store.apply(StoreNames.EVENT_IDS), Serdes.Long()), chains, guard);
+        t.addStateStore(held(store.apply(StoreNames.RUN_EVENT_IDS), AppliedEvents.RunEventIds.SERDE), chains, guard);
         t.addStateStore(held(store.apply(StoreNames.SESSION_CHAINS), AvroSerde.of(SessionView.class)), chains, guard, retirement);
         t.addStateStore(held(store.apply(StoreNames.RUN_INDEX), AvroSerde.of(RunRef.class)), chains, guard);
         t.addStateStore(held(store.apply(StoreNames.TASK_SESSIONS), Serdes.String()), chains);

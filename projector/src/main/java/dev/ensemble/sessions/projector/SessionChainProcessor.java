@@ -30,7 +30,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     private static final AvroSerde<Event> EVENTS = AvroSerde.of(Event.class);
 
     private ProcessorContext<String, SessionView> context;
-    private KeyValueStore<String, Long> eventIds;
+    private AppliedEvents applied;
     private KeyValueStore<String, SessionView> sessions;
     private KeyValueStore<String, RunRef> runs;
     private KeyValueStore<String, ParkedEvents> parked;
@@ -42,7 +42,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     @Override
     public void init(ProcessorContext<String, SessionView> context) {
         this.context = context;
-        this.eventIds = context.getStateStore(StoreNames.EVENT_IDS);
+        this.applied = new AppliedEvents(context);
         this.sessions = context.getStateStore(StoreNames.SESSION_CHAINS);
         this.runs = context.getStateStore(StoreNames.RUN_INDEX);
         this.parked = context.getStateStore(StoreNames.PARKED_RUNS);
@@ -69,7 +69,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         }
         // the deletion guard, the only processor upstream, has refused an invalid event and dropped a duplicate
         // already; every event it forwards (and each of its own decisions) is new and is recorded here
-        eventIds.put(e.getEventId(), e.getOccurredAt().toEpochMilli());
+        applied.add(e);
         timestamp = record.timestamp();
         SessionChainRules.apply(e, this, this::forward);
     }

@@ -5,8 +5,10 @@ public final class StoreNames {
     private StoreNames() {
     }
 
-    /** eventId → occurredAt millis: every event applied, so a second delivery changes nothing. */
+    /** eventId → occurredAt millis: every event applied that is not about a run, so a second delivery changes nothing. */
     public static final String EVENT_IDS = "event-ids";
+    /** {@code <account>/<runId>} → the eventIds applied for the run (its claim, status reports, engine events), one per line. */
+    public static final String RUN_EVENT_IDS = "run-event-ids";
     /** {@code <account>/<sessionId>} → SessionView. */
     public static final String SESSION_CHAINS = "session-chains";
     /** {@code <account>/<sessionId>} → the record time of its last change: sessions whose view is still to be forwarded. */

@@ -194,6 +194,23 @@ class SessionChainRulesTest {
         }
 
         @Test
+        void aDuplicatedEngineEventOrTaskChangeChangesNothingAlsoWhenTheFirstWasParked() {
+            try (ChainFixture f = new ChainFixture()) {
+                Event early = engine("job-1", "agent-a", 10L, 100L, 1); // parked: its run is not claimed yet
+                Event later = engine("job-1", "agent-a", 20L, 100L, 2);
+                Event task = ChainFixture.event(dev.ensemble.sessions.events.TaskChanged.newBuilder().setTaskId("task-job-1")
+                        .setStatus(dev.ensemble.sessions.events.TaskStatus.DONE).setPinned(false).setCompletedAt(ChainFixture.at(3)).build(), ChainFixture.at(3));
+                f.given(early, claimed("job-1", null, "t", 0), later, task);
+                long seq = f.session("job-1").getSequence();
+                int before = f.emitted;
+                f.given(early, later, task, early);
+                assertThat(f.session("job-1").getSequence()).as("each id was applied once").isEqualTo(seq);
+                assertThat(f.emitted).isEqualTo(before);
+                assertThat(f.session("job-1").getContextUsed()).isEqualTo(20L);
+            }
+        }
+
+        @Test
         void aRunWhoseParentIsNotKnownYetIsParkedAndJoinsWhenTheParentArrives() {
             try (ChainFixture f = new ChainFixture()) {
                 f.given(claimed("job-2", "job-1", "Second", 2), engine("job-2", "agent-b", 30L, 100L, 3), done("job-2", "two", List.of(), 4));
