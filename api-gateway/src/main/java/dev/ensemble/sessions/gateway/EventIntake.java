@@ -25,8 +25,10 @@ import java.util.concurrent.TimeoutException;
 /**
  * {@code POST /api/events}: takes one event or a batch (a JSON array, or {@code {"events": [...]}}) in the
  * JSON form, and appends each valid event of the caller's account to the event log, keyed by account. Each
- * event is answered on its own: {@code accepted} (with its eventId; a second post of the same eventId is
- * accepted again and changes nothing downstream), or {@code rejected} with the reason — invalid (the field
+ * event is answered on its own: {@code accepted} (with its eventId; a second post of an eventId the gateway has
+ * appended or read in the log already is answered {@code accepted} with {@code duplicate: true} and not appended
+ * again, and one that slips through, posted through two gateways at once, changes nothing downstream and is shown
+ * once by the event feeds), or {@code rejected} with the reason — invalid (the field
  * and the problem) or forbidden (another account, or a deletion event this principal may not post:
  * {@link DeletionEventPolicy}). A rejected event never makes the batch lose the good
  * ones. Invalid events also go to the dead-letter topic with the reason in the header
@@ -36,12 +38,27 @@ public final class EventIntake {
     /** The most events one request may carry. */
     public static final int MAX_BATCH = 10_000;
 
+    /** How many eventIds this intake remembers having appended (until the log reader has read them back). */
+    static final int RECENT_IDS = 100_000;
+
     private final Producer<String, byte[]> producer;
     private final Clock clock;
+    private final java.util.function.BiPredicate<String, String> inLog;
+    private final java.util.Map<String, Boolean> recent = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(1024, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<String, Boolean> eldest) {
+            return size() > RECENT_IDS;
+        }
+    });
 
-    public EventIntake(Producer<String, byte[]> producer, Clock clock) {
+    /**
+     * @param inLog whether an account's eventId is in the log already (the gateway's reading of it); such an event
+     *              is answered {@code accepted} with {@code duplicate: true} and not appended again
+     */
+    public EventIntake(Producer<String, byte[]> producer, Clock clock, java.util.function.BiPredicate<String, String> inLog) {
         this.producer = producer;
         this.clock = clock;
+        this.inLog = inLog;
     }
 
     /** The outcome of one request: the per-event answers and the HTTP status that fits them. */
@@ -99,6 +116,13 @@ public final class EventIntake {
                 forbidden++;
                 continue;
             }
+            String key = e.getAccount() + "/" + e.getEventId();
+            if (recent.containsKey(key) || inLog.test(e.getAccount(), e.getEventId())) {
+                r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e)).put("duplicate", true);
+                accepted++;
+                continue; // in the log already (or earlier in this batch): not appended again
+            }
+            recent.put(key, Boolean.TRUE);
             byte[] bytes = Topics.EVENTS.valueSerde().serializer().serialize(Topics.EVENTS.name(), e);
             sends.add(producer.send(new ProducerRecord<>(Topics.EVENTS.name(), e.getAccount(), bytes)));
             pending.add(r);
@@ -114,6 +138,7 @@ public final class EventIntake {
                 throw new ApiError(503, "unavailable", "interrupted while writing to the event log; post the batch again (it is idempotent)");
             } catch (ExecutionException | TimeoutException ex) {
                 ObjectNode r = pending.get(i);
+                recent.remove(principal.account() + "/" + r.path("eventId").asText());
                 r.put("status", "rejected").put("reason", "the event log did not take it (" + ex.getMessage() + "); post it again");
                 accepted--;
             }

@@ -31,15 +31,19 @@ import java.util.UUID;
  * at the beginning of the log without either; so a client that reconnects with its last cursor misses nothing and sees
  * nothing twice. Each subscriber gets its own consumer (no group) that assigns only the account's partition, seeks,
  * and keeps the account's records; a comment line every idle second keeps the connection open and notices a client
- * that left. Each subscriber holds one HTTP server thread while connected. Records that do not decode are skipped.
+ * that left. Each subscriber holds one HTTP server thread while connected. Records that do not decode are skipped, and
+ * so is a later copy of an eventId the gateway has read earlier in the log (a client that posted an event again).
  */
 final class EventStream implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EventStream.class);
     private final String bootstrapServers;
+    private final SessionEventBuffers seen;
     private volatile boolean closed;
 
-    EventStream(String bootstrapServers) {
+    /** @param seen the gateway's reading of the whole log: where each eventId's first copy is, so a later copy is skipped */
+    EventStream(String bootstrapServers, SessionEventBuffers seen) {
         this.bootstrapServers = bootstrapServers;
+        this.seen = seen;
     }
 
     /** A parsed cursor. */
@@ -107,6 +111,8 @@ final class EventStream implements AutoCloseable {
                         continue;
                     }
                     if (e == null || !account.equals(e.getAccount())) continue;
+                    Long first = seen.firstPosition(account, e.getEventId());
+                    if (first != null && first != SessionEventBuffers.position(partition, r.offset())) continue; // a copy posted again
                     client.sendEvent(EventTypes.typeOf(e), EventJson.toJson(e).toString(), new Cursor(partition, r.offset()).toString());
                     sent = true;
                 }

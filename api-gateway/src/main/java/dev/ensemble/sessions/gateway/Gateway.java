@@ -92,7 +92,7 @@ public final class Gateway implements AutoCloseable {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
                 "ensemble-gateway-intake", Map.of(ProducerConfig.LINGER_MS_CONFIG, 2));
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
-        intake = new EventIntake(producer, settings.clock());
+        intake = new EventIntake(producer, settings.clock(), (account, eventId) -> subscriptions != null && subscriptions.knows(account, eventId));
 
         app = Javalin.create(cfg -> {
             cfg.showJavalinBanner = false;

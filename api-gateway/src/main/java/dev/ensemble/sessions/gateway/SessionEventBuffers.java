@@ -66,6 +66,8 @@ public final class SessionEventBuffers {
     private final Set<String> deleted = new java.util.HashSet<>();
     private final Map<String, List<Object[]>> parked = new HashMap<>();
     private int parkedCount;
+    /** {@code <account>/<eventId>} → the log position of its first copy: a later copy of an eventId is not shown again. */
+    private final Map<String, Long> firstPositions = new HashMap<>();
 
     /** @param windowBytes the retained window per session, in bytes of encoded events (≥ 1) */
     public SessionEventBuffers(long windowBytes) {
@@ -73,9 +75,16 @@ public final class SessionEventBuffers {
         this.windowBytes = windowBytes;
     }
 
-    /** Adds one event of the log, in log order; {@code json} is its JSON form, {@code bytes} its encoded size. */
-    public synchronized void add(Event e, int bytes, String json) {
+    /**
+     * Adds one event of the log, in log order; {@code position} is where it is in the log ({@link #position}),
+     * {@code json} its JSON form, {@code bytes} its encoded size. A second copy of an eventId (a client that posted it
+     * again) is not added: a reader sees each event once.
+     */
+    public synchronized void add(Event e, long position, int bytes, String json) {
         String acct = e.getAccount();
+        if (firstPositions.putIfAbsent(Keys.of(acct, e.getEventId()), position) != null) {
+            return;
+        }
         Object p = e.getPayload();
         if (p instanceof RunClaimed r) {
             String from = r.getContinueFromJobId() == null ? null : runSession.get(Keys.of(acct, r.getContinueFromJobId()));
@@ -121,6 +130,16 @@ public final class SessionEventBuffers {
             }
         }
         if (session != null) append(acct, session, bytes, json);
+    }
+
+    /** A record's log position: its partition and offset in one number. */
+    public static long position(int partition, long offset) {
+        return ((long) partition << 40) | offset;
+    }
+
+    /** Where the first copy of the account's eventId is in the log, or null when it has not been read (yet). */
+    public synchronized Long firstPosition(String account, String eventId) {
+        return firstPositions.get(Keys.of(account, eventId));
     }
 
     private void append(String account, String sessionId, int bytes, String json) {

@@ -86,7 +86,10 @@ public final class SessionEventsFeed implements AutoCloseable {
                     } catch (RuntimeException ex) {
                         continue;
                     }
-                    if (e != null) buffers.add(e, r.serializedValueSize(), EventJson.toJson(e).toString());
+                    if (e != null) {
+                        buffers.add(e, SessionEventBuffers.position(r.partition(), r.offset()), r.serializedValueSize(),
+                                EventJson.toJson(e).toString());
+                    }
                 }
                 if (!caughtUp()) {
                     boolean done = true;

@@ -29,7 +29,12 @@ final class Subscriptions implements AutoCloseable {
 
     Subscriptions(String bootstrapServers, long windowBytes) {
         feed = new SessionEventsFeed(bootstrapServers, windowBytes).start();
-        stream = new EventStream(bootstrapServers);
+        stream = new EventStream(bootstrapServers, feed.buffers());
+    }
+
+    /** Whether the gateway has read the account's eventId in the log already. */
+    boolean knows(String account, String eventId) {
+        return feed.buffers().firstPosition(account, eventId) != null;
     }
 
     void register(Javalin app) {

@@ -175,4 +175,57 @@ class SubscriptionsHttpTest {
                 .GET().build(), HttpResponse.BodyHandlers.ofString());
         assertThat(anon.statusCode()).isEqualTo(401);
     }
+
+    static HttpResponse<String> postRaw(String token, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events"))
+                .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void anEventPostedAgainIsNotAppendedAgainAndACopyInTheLogIsShownOnce() throws Exception {
+        String claim = claim("acct-ana", "d1", null);
+        String working = status("acct-ana", "d1", "WORKING");
+        String claimId = JSON.readTree(claim).get("eventId").asText();
+        JsonNode firstPost = JSON.readTree(postRaw("t-ana", claim).body());
+        assertThat(firstPost.get("results").get(0).has("duplicate")).isFalse();
+        JsonNode again = JSON.readTree(postRaw("t-ana", claim).body());
+        assertThat(again.get("results").get(0).get("status").asText()).isEqualTo("accepted");
+        assertThat(again.get("results").get(0).get("duplicate").asBoolean()).isTrue();
+        JsonNode batch = JSON.readTree(postRaw("t-ana", "[" + claim + "," + working + "," + working + "]").body());
+        assertThat(batch.get("accepted").asInt()).isEqualTo(3);
+        assertThat(batch.get("results").get(0).get("duplicate").asBoolean()).isTrue();
+        assertThat(batch.get("results").get(1).has("duplicate")).as("the first copy in the batch is appended").isFalse();
+        assertThat(batch.get("results").get(2).get("duplicate").asBoolean()).isTrue();
+        // a copy that reached the log anyway (say, posted through two gateways at once)
+        try (org.apache.kafka.clients.producer.KafkaProducer<String, byte[]> raw = new org.apache.kafka.clients.producer.KafkaProducer<>(
+                dev.ensemble.sessions.schema.LogProducers.config(cluster.bootstrapServers(), "test-copy", java.util.Map.of()),
+                new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            dev.ensemble.sessions.events.Event e = dev.ensemble.sessions.schema.EventJson.parse(claim, Clock.systemUTC());
+            raw.send(new org.apache.kafka.clients.producer.ProducerRecord<>(dev.ensemble.sessions.schema.Topics.EVENTS.name(), "acct-ana",
+                    dev.ensemble.sessions.schema.Topics.EVENTS.valueSerde().serializer().serialize("x", e))).get();
+        }
+        String done = status("acct-ana", "d1", "DONE");
+        String doneId = JSON.readTree(done).get("eventId").asText();
+        post("t-ana", done);
+        JsonNode events = awaitEvents("/api/agent/sessions/d1/events", "t-ana", 3);
+        List<String> ids = new ArrayList<>();
+        events.get("events").forEach(n -> ids.add(n.get("event").get("eventId").asText()));
+        assertThat(ids).hasSize(3).startsWith(claimId).endsWith(doneId);
+        // the stream from the start, up to the last event: the claim once
+        HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events/stream"))
+                .header("Authorization", "Bearer t-ana").header("Accept", "text/event-stream").timeout(Duration.ofSeconds(30)).GET().build();
+        HttpResponse<InputStream> r = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+        int claims = 0;
+        try (InputStream in = r.body(); BufferedReader rd = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = rd.readLine()) != null) {
+                if (!line.startsWith("data:")) continue;
+                String id = JSON.readTree(line.substring(5).trim()).path("eventId").asText();
+                if (id.equals(claimId)) claims++;
+                if (id.equals(doneId)) break;
+            }
+        }
+        assertThat(claims).as("the claim, in the log twice, is streamed once").isEqualTo(1);
+    }
 }
