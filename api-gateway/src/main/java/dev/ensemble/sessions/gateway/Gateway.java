@@ -73,6 +73,8 @@ public final class Gateway implements AutoCloseable {
     private SessionReads reads;
     private Producer<String, byte[]> producer;
     private EventIntake intake;
+    /** The largest request body taken (bytes); a larger one is answered 413 in JSON. */
+    static final long MAX_BODY_BYTES = 1_000_000;
     private String self;
     private Subscriptions subscriptions;
     private long sessionEventWindowBytes = SessionEventBuffers.DEFAULT_WINDOW_BYTES;
@@ -98,6 +100,7 @@ public final class Gateway implements AutoCloseable {
             cfg.showJavalinBanner = false;
             cfg.http.defaultContentType = "application/json";
             cfg.http.prefer405over404 = true; // a known path with another method is 405, not "no such endpoint"
+            cfg.http.maxRequestSize = MAX_BODY_BYTES;
             cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonBadMessages()));
         });
         app.exception(ApiError.class, (e, ctx) -> {
@@ -110,8 +113,10 @@ public final class Gateway implements AutoCloseable {
             ctx.status(500).json(error("internal", "the gateway failed on this request: " + e.getMessage()));
         });
         app.exception(io.javalin.http.HttpResponseException.class, (e, ctx) -> ctx.status(e.getStatus())
-                .json(error(e.getStatus() == 404 ? "not_found" : "http_" + e.getStatus(), e.getStatus() == 404
-                        ? "no such endpoint: " + ctx.method() + " " + ctx.path() + " (see /api/openapi.yaml)"
+                .json(error(e.getStatus() == 404 ? "not_found" : e.getStatus() == 413 ? "too_large" : "http_" + e.getStatus(),
+                        e.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path() + " (see /api/openapi.yaml)"
+                        : e.getStatus() == 413 ? "the request body is over " + MAX_BODY_BYTES + " bytes; split it (e.g. a batch into"
+                                + " smaller batches: each event is answered on its own, so nothing is lost)"
                         : e.getMessage())));
         app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
         app.before("/api/*", this::authenticate);

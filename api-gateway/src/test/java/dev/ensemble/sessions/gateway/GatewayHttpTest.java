@@ -231,6 +231,10 @@ class GatewayHttpTest {
         assertThat(tooLong.statusCode()).isEqualTo(414);
         assertThat(tooLong.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
         assertThat(JSON.readTree(tooLong.body()).get("message").asText()).contains("shorten the query");
+        HttpResponse<String> tooLarge = post("/api/events", ANA, "[" + "0,".repeat(500_001) + "0]");
+        assertThat(tooLarge.statusCode()).isEqualTo(413);
+        assertThat(JSON.readTree(tooLarge.body()).get("error").asText()).isEqualTo("too_large");
+        assertThat(JSON.readTree(tooLarge.body()).get("message").asText()).contains("over 1000000 bytes").contains("split it");
                 HttpResponse<String> spec = get("/api/openapi.yaml", null);
         assertThat(spec.statusCode()).isEqualTo(200);
         assertThat(spec.body()).contains("/api/agent/sessions/{id}").contains("/api/events").contains("/api/me");
