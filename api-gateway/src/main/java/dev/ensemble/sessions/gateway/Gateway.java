@@ -229,6 +229,9 @@ public final class Gateway implements AutoCloseable {
         if (body == null || !body.isObject()) {
             throw ApiError.badRequest("the body must be a RunClaimed event (a JSON object with eventId, type, account, space, occurredAt, source, payload)");
         }
+        if (body.has("type") && !"RunClaimed".equals(body.path("type").asText())) {
+            throw ApiError.badRequest("the body must be a RunClaimed event (the run about to start), not a " + body.path("type").asText());
+        }
         if (!body.path("account").isTextual()) {
             throw ApiError.badRequest("account: required field is missing");
         }

@@ -227,6 +227,10 @@ class GatewayHttpTest {
         HttpResponse<String> emptyChoice = post("/api/session-choice", ANA, "[]");
         assertThat(emptyChoice.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(emptyChoice.body()).get("message").asText()).contains("must be a RunClaimed event");
+        HttpResponse<String> otherType = post("/api/session-choice", ANA, "{\"type\":\"RunStatusChanged\",\"account\":\"acct-ana\"}");
+        assertThat(otherType.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(otherType.body()).get("message").asText())
+                .isEqualTo("the body must be a RunClaimed event (the run about to start), not a RunStatusChanged");
         HttpResponse<String> tooLong = get("/api/agent/sessions?q=" + "a".repeat(20_000), ANA);
         assertThat(tooLong.statusCode()).isEqualTo(414);
         assertThat(tooLong.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
