@@ -11,14 +11,10 @@ import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -34,7 +30,6 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 
 /**
  * The projector benchmark: replays synthetic runs and engine events through a real broker and the projector
@@ -159,30 +154,12 @@ public final class Bench {
 
     /** Waits until the projector's committed offsets reach the end of every event-log partition. */
     private static void awaitCommitted(String bootstrap, Duration timeout) throws Exception {
-        long until = System.nanoTime() + timeout.toNanos();
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            Map<TopicPartition, OffsetSpec> latest = admin.describeTopics(List.of(Topics.EVENTS.name())).allTopicNames().get()
-                    .get(Topics.EVENTS.name()).partitions().stream()
-                    .collect(Collectors.toMap(p -> new TopicPartition(Topics.EVENTS.name(), p.partition()), p -> OffsetSpec.latest()));
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = admin.listOffsets(latest).all().get();
-            while (System.nanoTime() < until) {
-                Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(Projector.APPLICATION_ID)
-                        .partitionsToOffsetAndMetadata().get();
-                boolean all = true;
-                for (var e : ends.entrySet()) {
-                    OffsetAndMetadata c = committed.get(e.getKey());
-                    if (e.getValue().offset() > 0 && (c == null || c.offset() < e.getValue().offset())) {
-                        all = false;
-                        break;
-                    }
-                }
-                if (all) {
-                    return;
-                }
-                Thread.sleep(20);
+            if (!dev.ensemble.sessions.projector.ProjectorRebuild.awaitCaughtUp(admin, Projector.APPLICATION_ID, Duration.ofMillis(20),
+                    timeout, n -> { })) {
+                throw new IllegalStateException("the projector did not catch up within " + timeout);
             }
         }
-        throw new IllegalStateException("the projector did not catch up within " + timeout);
     }
 
     private static void readLags(String bootstrap, AtomicBoolean done, long[] lags, AtomicInteger count,

@@ -1,11 +1,11 @@
 package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.projector.ProjectorRebuild;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.streams.StreamsDefaults;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
@@ -21,7 +21,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The yardstick for the projector's figure: what Kafka Streams itself reaches on this machine, with the same
@@ -49,12 +48,10 @@ final class CeilingBench {
     static List<Result> run(String bootstrap, Path stateDir, Map<String, ?> overrides, PrintStream out) throws Exception {
         long events;
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            var partitions = admin.describeTopics(List.of(Topics.EVENTS.name())).allTopicNames().get().get(Topics.EVENTS.name()).partitions();
-            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new java.util.HashMap<>();
-            partitions.forEach(p -> latest.put(new org.apache.kafka.common.TopicPartition(Topics.EVENTS.name(), p.partition()),
-                    org.apache.kafka.clients.admin.OffsetSpec.latest()));
-            events = admin.listOffsets(latest).all().get().values().stream().mapToLong(i -> i.offset()).sum();
-            admin.createTopics(List.of(new NewTopic("bench-ceiling-forward", partitions.size(), (short) 1))).all().get();
+            events = ProjectorRebuild.eventCount(admin);
+            int partitions = admin.describeTopics(List.of(Topics.EVENTS.name())).allTopicNames().get().get(Topics.EVENTS.name())
+                    .partitions().size();
+            admin.createTopics(List.of(new NewTopic("bench-ceiling-forward", partitions, (short) 1))).all().get();
         }
         List<Result> rows = List.of(
                 measure("read: decode every event", read(), "read", bootstrap, stateDir, overrides, events),
@@ -136,30 +133,25 @@ final class CeilingBench {
         KafkaStreams streams = new KafkaStreams(topology, StreamsDefaults.properties(app, bootstrap, stateDir, 1, overrides));
         long started = System.nanoTime();
         StreamsDefaults.start(streams, app);
+        long tenth = events / 10;
+        long[] tenthAt = {0};
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            long tenthAt = 0;
-            long tenth = events / 10;
-            while (true) {
-                long committed = admin.listConsumerGroupOffsets(app).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
-                        .values().stream().mapToLong(OffsetAndMetadata::offset).sum();
-                long now = System.nanoTime();
-                if (tenthAt == 0 && committed >= tenth) {
-                    tenthAt = now;
+            boolean done = ProjectorRebuild.awaitCaughtUp(admin, app, Duration.ofMillis(20), Duration.ofMinutes(30), processed -> {
+                if (tenthAt[0] == 0 && processed >= tenth) {
+                    tenthAt[0] = System.nanoTime();
                 }
-                if (committed >= events) {
-                    if (tenthAt == now) {
-                        // a log so short that its first tenth and its end were seen at once: the whole time from the start
-                        double seconds = (now - started) / 1e9;
-                        return new Result(name, events, seconds, events / seconds);
-                    }
-                    double seconds = (now - tenthAt) / 1e9;
-                    return new Result(name, events - tenth, seconds, (events - tenth) / seconds);
-                }
-                if (now - started > Duration.ofMinutes(30).toNanos() || streams.state() == KafkaStreams.State.ERROR) {
-                    throw new IllegalStateException(name + ": committed " + committed + " of " + events + " events, state " + streams.state());
-                }
-                Thread.sleep(20);
+            });
+            long now = System.nanoTime();
+            if (!done || streams.state() == KafkaStreams.State.ERROR) {
+                throw new IllegalStateException(name + ": did not read the " + events + " events of the log, state " + streams.state());
             }
+            if (now - tenthAt[0] < Duration.ofMillis(100).toNanos()) {
+                // a log so short that its first tenth and its end were seen (nearly) at once: the whole time from the start
+                double seconds = (now - started) / 1e9;
+                return new Result(name, events, seconds, events / seconds);
+            }
+            double seconds = (now - tenthAt[0]) / 1e9;
+            return new Result(name, events - tenth, seconds, (events - tenth) / seconds);
         } finally {
             StreamsDefaults.close(streams, Duration.ofSeconds(30));
         }

@@ -95,6 +95,19 @@ public final class ProjectorRebuild {
      * @return true when caught up, false on timeout
      */
     public static boolean awaitCaughtUp(Admin admin, Duration timeout, LongConsumer progress) throws InterruptedException {
+        return awaitCaughtUp(admin, Projector.APPLICATION_ID, Duration.ofMillis(200), timeout, progress);
+    }
+
+    /**
+     * Waits until consumer group {@code group}'s committed offsets on {@code sessions.events} reach the log's last
+     * stable offsets taken now (any application that reads the log: the projector, a benchmark's).
+     *
+     * @param poll     how often the offsets are read
+     * @param progress gets the events processed so far (committed minus beginning), once per poll
+     * @return true when caught up, false on timeout
+     */
+    public static boolean awaitCaughtUp(Admin admin, String group, Duration poll, Duration timeout, LongConsumer progress)
+            throws InterruptedException {
         try {
             List<TopicPartition> parts = partitions(admin);
             Map<TopicPartition, Long> begin = offsets(admin, parts, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
@@ -102,7 +115,7 @@ public final class ProjectorRebuild {
             long until = System.nanoTime() + timeout.toNanos();
             while (true) {
                 Map<TopicPartition, OffsetAndMetadata> committed =
-                        admin.listConsumerGroupOffsets(Projector.APPLICATION_ID).partitionsToOffsetAndMetadata().get();
+                        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
                 boolean done = true;
                 long processed = 0;
                 for (TopicPartition tp : parts) {
@@ -114,7 +127,7 @@ public final class ProjectorRebuild {
                 progress.accept(processed);
                 if (done) return true;
                 if (System.nanoTime() > until) return false;
-                Thread.sleep(200);
+                Thread.sleep(poll.toMillis());
             }
         } catch (ExecutionException e) {
             throw new IllegalStateException("could not read the projector's offsets: " + e.getCause().getMessage(), e.getCause());
@@ -150,6 +163,20 @@ public final class ProjectorRebuild {
             return true;
         } catch (ExecutionException e) {
             throw new IllegalStateException("could not read the view topics' offsets: " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    /** How many events {@code sessions.events} holds now (last stable offsets minus the beginnings, over its partitions). */
+    public static long eventCount(Admin admin) throws InterruptedException {
+        try {
+            List<TopicPartition> parts = partitions(admin);
+            Map<TopicPartition, Long> begin = offsets(admin, parts, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
+            Map<TopicPartition, Long> end = offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+            long total = 0;
+            for (TopicPartition tp : parts) total += end.get(tp) - begin.get(tp);
+            return total;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("could not read the event log's offsets: " + e.getCause().getMessage(), e.getCause());
         }
     }
 

@@ -76,7 +76,6 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
     /** The entries changed since the last commit, in the order they were first changed (some may be clean again). */
     private final java.util.ArrayList<Entry<V>> dirty = new java.util.ArrayList<>();
     private StateStoreContext context;
-    private long lastPutTime;
     /** With {@link #VERIFY_PROPERTY} set: encodes values to catch one changed without a put (null: off). */
     private final org.apache.kafka.common.serialization.Serializer<V> verifier;
     /** Verifying: the encoding of each clean held value as it was read or written. */
@@ -215,7 +214,6 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
             e.value = value;
             markDirty(e);
         }
-        lastPutTime = context == null ? 0 : currentTime();
     }
 
     @Override
@@ -341,15 +339,8 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
      */
     private void ensureRecordContext() {
         if (context instanceof InternalProcessorContext<?, ?> ipc && ipc.recordContext() == null) {
-            ipc.setRecordContext(new ProcessorRecordContext(lastPutTime, -1, -1, null, new RecordHeaders()));
+            ipc.setRecordContext(new ProcessorRecordContext(ipc.currentSystemTimeMs(), -1, -1, null, new RecordHeaders()));
         }
-    }
-
-    private long currentTime() {
-        if (context instanceof InternalProcessorContext<?, ?> ipc && ipc.recordContext() != null) {
-            return ipc.recordContext().timestamp();
-        }
-        return System.currentTimeMillis();
     }
 
     /** Drops every object held, changed or not (the store beneath is about to be restored or closed). */
@@ -382,12 +373,17 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
 
     @Override
     public KeyValueIterator<String, V> range(String from, String to) {
-        return merged(inner.range(from, to), k -> (from == null || k.compareTo(from) >= 0) && (to == null || k.compareTo(to) <= 0), false);
+        return merged(inner.range(from, to), between(from, to), false);
     }
 
     @Override
     public KeyValueIterator<String, V> reverseRange(String from, String to) {
-        return merged(inner.range(from, to), k -> (from == null || k.compareTo(from) >= 0) && (to == null || k.compareTo(to) <= 0), true);
+        return merged(inner.range(from, to), between(from, to), true);
+    }
+
+    /** Keys from {@code from} to {@code to}, both included; null is unbounded (as {@link KeyValueStore#range}). */
+    private static java.util.function.Predicate<String> between(String from, String to) {
+        return k -> (from == null || k.compareTo(from) >= 0) && (to == null || k.compareTo(to) <= 0);
     }
 
     @Override
