@@ -112,12 +112,12 @@ public final class Gateway implements AutoCloseable {
             LOG.error("request {} {} failed", ctx.method(), ctx.path(), e);
             ctx.status(500).json(error("internal", "the gateway failed on this request: " + e.getMessage()));
         });
-        app.exception(io.javalin.http.HttpResponseException.class, (e, ctx) -> ctx.status(e.getStatus())
-                .json(error(e.getStatus() == 404 ? "not_found" : e.getStatus() == 413 ? "too_large" : "http_" + e.getStatus(),
-                        e.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path() + " (see /api/openapi.yaml)"
-                        : e.getStatus() == 413 ? "the request body is over " + MAX_BODY_BYTES + " bytes; split it (e.g. a batch into"
-                                + " smaller batches: each event is answered on its own, so nothing is lost)"
-                        : e.getMessage())));
+        app.exception(io.javalin.http.HttpResponseException.class, (e, ctx) -> ctx.status(e.getStatus()).json(switch (e.getStatus()) {
+            case 404 -> error("not_found", "no such endpoint: " + ctx.method() + " " + ctx.path() + " (see /api/openapi.yaml)");
+            case 413 -> error("too_large", "the request body is over " + MAX_BODY_BYTES + " bytes; split it (e.g. a batch into"
+                    + " smaller batches: each event is answered on its own, so nothing is lost)");
+            default -> error("http_" + e.getStatus(), e.getMessage());
+        }));
         app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
         app.before("/api/*", this::authenticate);
         app.get("/", ctx -> ctx.json(N.objectNode().put("service", "ensemble-sessions")
