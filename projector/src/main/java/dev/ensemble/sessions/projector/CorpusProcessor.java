@@ -3,12 +3,10 @@ package dev.ensemble.sessions.projector;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.RunClaimed;
 import dev.ensemble.sessions.events.RunStatusChanged;
-import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.scorer.ConfigWatcher;
 import dev.ensemble.sessions.scorer.CorpusStats;
 import dev.ensemble.sessions.scorer.SessionChoiceConfig;
-import dev.ensemble.sessions.scorer.TaskFacts;
 import dev.ensemble.sessions.scorer.TextAnalysis;
 import dev.ensemble.sessions.scorer.ViewMapping;
 import dev.ensemble.sessions.views.CorpusView;
@@ -33,7 +31,8 @@ import java.util.Set;
  * The corpus statistics of the session choice (guide §4, topic signal; issue "projector: corpus statistics"):
  * per account and computer, the last {@code limits.corpusTasks} tasks' analysed terms, phrases and anchors.
  * A task is analysed once, when it is claimed with facts (title, labels, the first part of description and
- * page, as the guide's "Cost" says), and again when a run of it reports the files it changed (they are anchors).
+ * page, as the guide's "Cost" says); when a run of it reports the files it changed, their anchors are added to the
+ * document of that run's claim (kept in {@link StoreNames#CORPUS_CLAIMS}), which replaces the task's document.
  * A task that leaves the window is subtracted.
  *
  * <p>The stores hold each task's analysed document under a growing sequence (so the window is exact after a
@@ -42,7 +41,6 @@ import java.util.Set;
  * {@link StoreNames#PENDING_CORPUS} store with the change, so a change committed before a crash is published after it).
  */
 final class CorpusProcessor implements Processor<String, Event, String, CorpusView> {
-    private static final AvroSerde<Event> EVENTS = AvroSerde.of(Event.class);
     static final Duration PUBLISH_EVERY = Duration.ofSeconds(1);
     private static final char SEP = '\u0001';
     private static final char ITEM = '\u0002';
@@ -51,7 +49,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     private ProcessorContext<String, CorpusView> context;
     private KeyValueStore<String, String> docs;
     private KeyValueStore<String, Long> index;
-    private KeyValueStore<String, byte[]> claims;
+    private KeyValueStore<String, String> claims;
     private KeyValueStore<String, Long> pending;
     private final Map<String, CorpusStats> live = new HashMap<>();
     private final Map<String, Long> nextSeq = new HashMap<>();
@@ -84,27 +82,40 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         }
         Object p = e.getPayload(); // valid and new: the deletion guard upstream refused the others
         if (p instanceof RunClaimed rc && rc.getTask() != null) {
-            claims.put(Keys.of(e.getAccount(), rc.getRunId()), EVENTS.encode(e));
-            add(e.getAccount(), rc, List.of());
+            TextAnalysis.CorpusDoc doc = analysis().corpusDoc(ViewMapping.taskKey(rc), ViewMapping.facts(rc.getTask()), List.of(),
+                    config.current().limits().corpusFieldChars());
+            claims.put(Keys.of(e.getAccount(), rc.getRunId()), encodeClaim(rc.getComputerId(), doc));
+            add(Keys.of(e.getAccount(), rc.getComputerId()), doc);
         } else if (p instanceof RunStatusChanged rs && !rs.getFilesChanged().isEmpty()) {
-            byte[] claim = claims.get(Keys.of(e.getAccount(), rs.getRunId()));
+            String claim = claims.get(Keys.of(e.getAccount(), rs.getRunId()));
             if (claim != null) {
-                add(e.getAccount(), (RunClaimed) EVENTS.decode(claim).getPayload(), rs.getFilesChanged());
+                int colon = claim.indexOf(':');
+                int end = colon + 1 + Integer.parseInt(claim, 0, colon, 10);
+                TextAnalysis.CorpusDoc doc = analysis().withFiles(decode(claim.substring(end)), rs.getFilesChanged());
+                add(Keys.of(e.getAccount(), claim.substring(colon + 1, end)), doc);
             }
         }
     }
 
-    private void add(String account, RunClaimed rc, List<String> files) {
+    /** The analysis of the current config (made again when the config file changed). */
+    private TextAnalysis analysis() {
         SessionChoiceConfig cfg = config.current();
         if (analysis == null || analysed != cfg) {
             analysis = TextAnalysis.forConfig(cfg.text());
             analysed = cfg;
         }
-        String table = Keys.of(account, rc.getComputerId());
-        CorpusStats stats = load(table, cfg.limits().corpusTasks());
-        String taskKey = ViewMapping.taskKey(rc);
-        TaskFacts facts = ViewMapping.facts(rc.getTask());
-        TextAnalysis.CorpusDoc doc = analysis.corpusDoc(taskKey, facts, files, cfg.limits().corpusFieldChars());
+        return analysis;
+    }
+
+    /** {@code <length of computerId>:<computerId><document>}: a computer id may hold any character. */
+    static String encodeClaim(String computerId, TextAnalysis.CorpusDoc doc) {
+        return computerId.length() + ":" + computerId + encode(doc);
+    }
+
+    /** Puts {@code doc} into the table {@code account/computer}, replacing the task's older document. */
+    private void add(String table, TextAnalysis.CorpusDoc doc) {
+        CorpusStats stats = load(table, config.current().limits().corpusTasks());
+        String taskKey = doc.taskId();
         Long old = index.get(table + Keys.SEPARATOR + taskKey);
         if (old != null) {
             docs.delete(docKey(table, old));

@@ -100,7 +100,7 @@ public final class Projector implements AutoCloseable {
      * ({@link SessionChainProcessor}), then decides deletion requests and records computers' answers. Stores:
      * event-ids, run-event-ids ({@link AppliedEvents}), session-chains, run-index, task-sessions, parked-runs, pending-views (chains); run-facts, task-states,
      * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views. The
-     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claims, pending-corpus) get every
+     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claim-docs, pending-corpus) get every
      * valid new event after the chains (an invalid one is refused once, by the guard), with the analysis config
      * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}.
      *
@@ -139,7 +139,7 @@ public final class Projector implements AutoCloseable {
         t.addProcessor(corpus, () -> new CorpusProcessor(config), guard);
         t.addStateStore(held(store.apply(StoreNames.CORPUS_DOCS), Serdes.String()), "corpus-stats");
         t.addStateStore(held(store.apply(StoreNames.CORPUS_INDEX), Serdes.Long()), "corpus-stats");
-        t.addStateStore(held(store.apply(StoreNames.CORPUS_CLAIMS), Serdes.ByteArray()), "corpus-stats");
+        t.addStateStore(held(store.apply(StoreNames.CORPUS_CLAIMS), Serdes.String()), "corpus-stats");
         t.addStateStore(held(Stores.inMemoryKeyValueStore(StoreNames.PENDING_CORPUS), Serdes.Long()), "corpus-stats");
         t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
                 Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");

@@ -23,8 +23,11 @@ public final class StoreNames {
     public static final String CORPUS_DOCS = "corpus-docs";
     /** {@code <account>/<computerId>/<task key>} → the sequence of its document. */
     public static final String CORPUS_INDEX = "corpus-index";
-    /** {@code <account>/<runId>} → the claim of a run with task facts (to analyse its report's files). */
-    public static final String CORPUS_CLAIMS = "corpus-claims";
+    /**
+     * {@code <account>/<runId>} → the computer and the analysed document of a run claimed with task facts, so a report
+     * of the files it changed adds their anchors without analysing the task again (encoded by {@code CorpusProcessor}).
+     */
+    public static final String CORPUS_CLAIMS = "corpus-claim-docs";
     /** {@code <account>/<awaited runId>} → ParkedEvents. */
     public static final String PARKED_RUNS = "parked-runs";
     /** {@code <account>/<runId>} → RunFacts: agent session ids, keepDays, nextRunAt and sourceRef of each run (deletion workflow). */

@@ -257,6 +257,17 @@ public final class TextAnalysis {
         return new CorpusDoc(taskId, m.keySet(), anchorsOf(f, null, filesChanged == null ? List.of() : filesChanged));
     }
 
+    /**
+     * {@code doc} with the anchors of {@code filesChanged} added: equal to {@link #corpusDoc} of the same task with
+     * those files, without analysing its texts again (the files add anchors only, never terms).
+     */
+    public CorpusDoc withFiles(CorpusDoc doc, List<String> filesChanged) {
+        if (filesChanged == null || filesChanged.isEmpty()) return doc;
+        Set<String> a = new HashSet<>(doc.anchors());
+        anchors.ofFiles(filesChanged, a);
+        return new CorpusDoc(doc.taskId(), doc.terms(), a);
+    }
+
     /** True when the title matches a {@code text.followUp} pattern or a label is in {@code text.followUpLabels}. */
     public boolean isFollowUp(TaskFacts f) {
         for (String l : f.labels()) if (followUpLabels.contains(l.toLowerCase(Locale.ROOT).strip())) return true;

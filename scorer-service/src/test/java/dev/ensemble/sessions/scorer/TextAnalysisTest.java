@@ -1,6 +1,11 @@
 package dev.ensemble.sessions.scorer;
 
+import dev.ensemble.sessions.schema.testing.SharedData;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import java.util.List;
 import java.util.Map;
@@ -52,6 +57,22 @@ class TextAnalysisTest {
                 "instructionword", null, null, null, List.of()), List.of("src/Rank.java"), 1000);
         assertThat(d.terms()).contains("rank", "backend", "alpha").doesNotContain("omega", "instructionword");
         assertThat(d.anchors()).contains("path:src/Rank.java", "file:Rank.java");
+    }
+
+    @Test
+    void filesAddedToAnAnalysedDocEqualTheDocAnalysedWithThem() {
+        Path history = SharedData.path("data/kafka-history/tasks.jsonl");
+        Assumptions.assumeTrue(Files.exists(history), "skipped: " + history + " is absent (../shared/data)");
+        List<ChoiceEvaluation.HistoryTask> tasks = ChoiceEvaluation.read(history, 0);
+        int compared = 0;
+        for (ChoiceEvaluation.HistoryTask h : tasks.subList(0, 3000)) {
+            TaskFacts f = TaskFacts.of(h.title(), h.description(), h.labels());
+            TextAnalysis.CorpusDoc claimed = ta.corpusDoc(h.id(), f, List.of(), 1000);
+            TextAnalysis.CorpusDoc direct = ta.corpusDoc(h.id(), f, h.files(), 1000);
+            assertThat(ta.withFiles(claimed, h.files())).as(h.id()).isEqualTo(direct);
+            if (!h.files().isEmpty()) compared++;
+        }
+        assertThat(compared).as("tasks with changed files").isGreaterThan(1000);
     }
 
     @Test
