@@ -13,6 +13,7 @@ import dev.ensemble.sessions.events.TaskChanged;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.EventTypes;
 import dev.ensemble.sessions.schema.InvalidEventException;
+import dev.ensemble.sessions.schema.streams.DeadLetterProcessingExceptionHandler;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.DeletionAuditAnswer;
@@ -113,6 +114,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         if (e == null) {
             return;
         }
+        DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context); // a record that failed on a bug: dead-lettered
         EventJson.Validation.check(e);
         if (applied.contains(e)) {
             return;

@@ -5,7 +5,6 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
-import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.Cache;
@@ -21,7 +20,8 @@ import java.util.Properties;
  * The Kafka Streams settings every service of the system shares (DESIGN.md §8, Streams hygiene):
  * exactly-once v2, explicit names for every internal resource, the built-in dead-letter topic for records
  * that cannot be decoded or processed (they are logged, sent there with the reason in headers, and
- * processing goes on), and RocksDB bounded by one cache shared by every store of the JVM.
+ * processing goes on; a record whose processing failed on a bug is first undone by a task restart,
+ * {@link DeadLetterProcessingExceptionHandler}), and RocksDB bounded by one cache shared by every store of the JVM.
  */
 public final class StreamsDefaults {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StreamsDefaults.class);
@@ -48,7 +48,7 @@ public final class StreamsDefaults {
         p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, replicationFactor);
         p.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, Topics.DEAD_LETTER.name());
         p.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
-        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueProcessingExceptionHandler.class);
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProcessingExceptionHandler.class);
         p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true); // the same for global stores
         p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDb.class);
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 32L * 1024 * 1024);
