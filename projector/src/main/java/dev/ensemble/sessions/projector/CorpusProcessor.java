@@ -37,7 +37,8 @@ import java.util.Set;
  *
  * <p>The stores hold each task's analysed document under a growing sequence (so the window is exact after a
  * restart or a rebuild); the table itself is kept in memory, rebuilt from the store on first use, and published
- * as a {@link CorpusView} at most once a second per account and computer that changed (marked in the changelogged
+ * as a {@link CorpusView} at most once a second per account and computer that changed (less often while the projector
+ * works through a backlog, {@link CatchUp}; marked in the changelogged
  * {@link StoreNames#PENDING_CORPUS} store with the change, so a change committed before a crash is published after it).
  */
 final class CorpusProcessor implements Processor<String, Event, String, CorpusView> {
@@ -53,6 +54,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     private KeyValueStore<String, Long> pending;
     private final Map<String, CorpusStats> live = new HashMap<>();
     private final Map<String, Long> nextSeq = new HashMap<>();
+    private final CatchUp catchUp = new CatchUp();
     private TextAnalysis analysis;
     private SessionChoiceConfig analysed;
 
@@ -80,6 +82,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         if (e == null) {
             return;
         }
+        catchUp.processed(record.timestamp());
         Object p = e.getPayload(); // valid and new: the deletion guard upstream refused the others
         if (p instanceof RunClaimed rc && rc.getTask() != null) {
             TextAnalysis.CorpusDoc doc = analysis().corpusDoc(ViewMapping.taskKey(rc), ViewMapping.facts(rc.getTask()), List.of(),
@@ -157,6 +160,9 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     }
 
     private void publish() {
+        if (!catchUp.due(context.currentSystemTimeMs())) {
+            return; // behind the log: published together a little later (CatchUp)
+        }
         int capacity = config.current().limits().corpusTasks();
         PendingMarks.drain(pending, (table, seq) -> {
             CorpusStats stats = load(table, capacity);

@@ -17,7 +17,8 @@ import java.util.List;
 
 /**
  * Folds the event log, as the deletion guard passes it on (valid and new events only), into session chains ({@link SessionChainRules}) and forwards every changed session
- * under key {@code <account>/<sessionId>}, once per {@link Projector#VIEW_EMIT_INTERVAL} at most: a change marks the session
+ * under key {@code <account>/<sessionId>}, once per {@link Projector#VIEW_EMIT_INTERVAL} at most (less often while it
+ * works through a backlog, {@link CatchUp}): a change marks the session
  * in the {@link StoreNames#PENDING_VIEWS} store, and a wall-clock punctuation forwards the newest view of each
  * marked session and clears the marks. The marks are a changelogged store, so a view changed before a commit
  * is forwarded after a crash too (exactly-once: the mark and the change commit together). Most events are
@@ -37,6 +38,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     private KeyValueStore<String, String> taskSessions;
     private KeyValueStore<String, Long> pending;
     private long timestamp;
+    private final CatchUp catchUp = new CatchUp();
 
 
     @Override
@@ -53,6 +55,9 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     /** Forwards the newest view of every session changed since the last call (its record time: the last change's). */
     private void emitPending() {
+        if (!catchUp.due(context.currentSystemTimeMs())) {
+            return; // behind the log: published together a little later (CatchUp)
+        }
         PendingMarks.drain(pending, (key, time) -> {
             SessionView s = sessions.get(key);
             if (s != null) {
@@ -71,6 +76,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         // already; every event it forwards (and each of its own decisions) is new and is recorded here
         applied.add(e);
         timestamp = record.timestamp();
+        catchUp.processed(timestamp);
         SessionChainRules.apply(e, this, this::forward);
     }
 

@@ -53,6 +53,41 @@ class ViewEmissionTest {
         }
     }
 
+    /** Pipes {@code n} engine events of job-1 (claimed first, once) whose records were appended {@code appendedAgo} ago. */
+    private static void backlog(ChainFixture f, int n, java.time.Duration appendedAgo, long used) {
+        java.time.Instant appended = java.time.Instant.now().minus(appendedAgo);
+        if (f.store().get("acct-ana/job-1") == null) {
+            var c = claimed("job-1", null, "Rank the results", 0);
+            f.events.pipeInput(c.getAccount(), c, appended);
+        }
+        for (int i = 0; i < n; i++) {
+            var e = engine("job-1", "agent-a", used + i, 200_000L, 1);
+            f.events.pipeInput(e.getAccount(), e, appended);
+        }
+    }
+
+    @Test
+    void whileWorkingThroughABacklogTheViewsArePublishedWhenTheInputPausesNotEveryTick() {
+        try (ChainFixture f = new ChainFixture()) {
+            backlog(f, CatchUp.BUSY_RECORDS, java.time.Duration.ofHours(1), 1_000L);
+            f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
+            assertThat(f.views.readKeyValuesToList()).as("records appended an hour ago still flowing: deferred").isEmpty();
+            f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
+            var out = f.views.readKeyValuesToList();
+            assertThat(out).as("no record since the last tick: published, once, with the newest state").hasSize(1);
+            assertThat(out.get(0).value.getContextUsed()).isEqualTo(1_000L + CatchUp.BUSY_RECORDS - 1);
+        }
+    }
+
+    @Test
+    void recordsAppendedJustNowArePublishedEveryTickHoweverMany() {
+        try (ChainFixture f = new ChainFixture()) {
+            backlog(f, 2 * CatchUp.BUSY_RECORDS, java.time.Duration.ZERO, 1_000L);
+            f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
+            assertThat(f.views.readKeyValuesToList()).as("not behind the log: no deferral").hasSize(1);
+        }
+    }
+
     @Test
     void thePendingMarksAreAChangeloggedStoreSoACommittedChangeIsPublishedAfterACrash() {
         var store = Projector.buildTopology().describe().subtopologies().stream()
