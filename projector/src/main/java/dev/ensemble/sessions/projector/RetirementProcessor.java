@@ -25,8 +25,6 @@ import java.util.Objects;
  * published last (its sequence then grows by one). Input: SessionView records keyed {@code <account>/<sessionId>}.
  */
 final class RetirementProcessor implements Processor<String, SessionView, String, RetirementView> {
-    private static final dev.ensemble.sessions.schema.AvroSerde<RetirementView> SERDE =
-            dev.ensemble.sessions.schema.AvroSerde.of(RetirementView.class);
     private final RetirementRules.Config config;
     private ProcessorContext<String, RetirementView> context;
     private DeletionStores stores;
@@ -61,16 +59,9 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         context.forward(new Record<>(key, next, record.timestamp()));
     }
 
-    /**
-     * Compares the encoded forms: the generated equals() of a record holding arrays of records with nullable
-     * timestamps cannot compare java.time.Instant values (Avro's GenericData.compare knows no conversions).
-     */
+    /** Equal in every field but the sequence (as their encodings would be, without encoding them). */
     private static boolean sameButSequence(RetirementView a, RetirementView b) {
-        long seq = b.getSequence();
-        b.setSequence(a.getSequence());
-        boolean same = java.util.Arrays.equals(SERDE.encode(a), SERDE.encode(b));
-        b.setSequence(seq);
-        return same;
+        return dev.ensemble.sessions.schema.AvroEquality.equalBut(a, b, "sequence");
     }
 
     /** The view of {@code s} from the stores, as of its newest fact. */
