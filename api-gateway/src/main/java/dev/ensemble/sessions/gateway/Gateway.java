@@ -89,8 +89,20 @@ public final class Gateway implements AutoCloseable {
         return this;
     }
 
-    /** Starts the read side and the HTTP server; returns once the port is open. */
+    /**
+     * Starts the read side and the HTTP server; returns once the port is open. When it cannot start (e.g. the port is
+     * taken: a {@link java.net.BindException} in the cause chain), it stops what it had started and throws.
+     */
     public synchronized Gateway start() {
+        try {
+            return startAll();
+        } catch (RuntimeException e) {
+            stop();
+            throw e;
+        }
+    }
+
+    private Gateway startAll() {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
                 "ensemble-gateway-intake", Map.of(ProducerConfig.LINGER_MS_CONFIG, 2));
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());

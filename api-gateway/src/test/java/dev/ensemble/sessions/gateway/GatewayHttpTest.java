@@ -207,6 +207,19 @@ class GatewayHttpTest {
         assertThat(rawGet("/api/agent/sessions?q=RANKING%20api", ANA)[0]).contains(" 200 ");
     }
 
+    @Test
+    void aGatewayWhosePortIsTakenFailsToStartAndLeavesNothingRunning() throws Exception {
+        long feedsBefore = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("gateway-session-events")).count();
+        Tokens tokens = Tokens.inMemory();
+        Gateway second = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", gateway.port(),
+                Files.createTempDirectory("gw2"), 1, tokens, Clock.systemUTC()));
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(second::start);
+        assertThat(failure).isNotNull().hasRootCauseInstanceOf(java.net.BindException.class);
+        assertThat(Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("gateway-session-events")).count())
+                .as("the failed gateway's session-events feed is stopped").isEqualTo(feedsBefore);
+        assertThat(get("/health", null).statusCode()).as("the gateway holding the port still answers").isEqualTo(200);
+    }
+
     /** A GET sent as is over a socket (HTTP/1.0, so the answer is not chunked): status line, headers, body. */
     static String[] rawGet(String target, String token) throws Exception {
         try (java.net.Socket s = new java.net.Socket("127.0.0.1", gateway.port())) {

@@ -79,8 +79,53 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--completed-window-days", defaultValue = "7", description = "a done or dropped task's session is cleaned up after this many days (default ${DEFAULT-VALUE})")
     int completedWindowDays;
 
+    /**
+     * A start that cannot go on for a reason the user can fix (e.g. the HTTP port is taken): it ends {@code up} with its
+     * one-line message, no stack trace.
+     */
+    static final class CannotStart extends RuntimeException {
+        CannotStart(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** The reason {@code up} cannot listen on the HTTP port, naming the port and the option that changes it. */
+    static CannotStart cannotListen(int port, java.net.BindException e) {
+        if (e.getMessage() == null || e.getMessage().contains("in use")) {
+            return new CannotStart("port " + port + " is in use (by another program, or an 'up' already running);"
+                    + " stop it or choose another HTTP port with --port", e);
+        }
+        return new CannotStart("cannot listen on port " + port + " (" + e.getMessage() + "); choose another HTTP port with --port", e);
+    }
+
+    /** The {@link java.net.BindException} in a failure's cause chain, if any. */
+    static java.util.Optional<java.net.BindException> bindFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.BindException b) {
+                return java.util.Optional.of(b);
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /** Fails with {@link #cannotListen} when the gateway could not listen on the port (port 0: any free port will do). */
+    static void requireFreePort(int port) {
+        if (port == 0) {
+            return;
+        }
+        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            s.setReuseAddress(true); // as Jetty: a port the last run left in TIME_WAIT is free
+            s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+        } catch (java.net.BindException e) {
+            throw cannotListen(port, e);
+        } catch (java.io.IOException e) {
+            // not decidable here: the gateway's own start reports it
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
+        requireFreePort(port); // before the broker and the services start: nothing to stop
         DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
         Files.createDirectories(data.root());
         String who = account != null ? account : System.getProperty("user.name", "local");
@@ -123,8 +168,13 @@ final class UpCommand implements Callable<Integer> {
                     replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn),
                     Clock.systemUTC())).start();
             running.add(choice);
-            Gateway gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
-                    replicationFactor, tokens, Clock.systemUTC(), choice.url())).start();
+            Gateway gateway;
+            try {
+                gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
+                        replicationFactor, tokens, Clock.systemUTC(), choice.url())).start();
+            } catch (RuntimeException e) {
+                throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
+            }
             running.add(gateway);
             gateway.awaitReady(Duration.ofSeconds(120));
             choice.awaitReady(Duration.ofSeconds(120));
@@ -149,7 +199,9 @@ final class UpCommand implements Callable<Integer> {
             System.out.println("  curl -H \"Authorization: Bearer $(cat " + data.token() + ")\" " + url + "/api/agent/sessions");
             System.out.println("Press Ctrl-C to stop; starting again keeps everything.");
         } catch (Exception e) {
-            LOG.error("could not start: {}", e.getMessage(), e);
+            if (!(e instanceof CannotStart)) {
+                LOG.error("could not start: {}", e.getMessage(), e);
+            }
             Runtime.getRuntime().removeShutdownHook(hook);
             closeAll(running);
             throw e;
