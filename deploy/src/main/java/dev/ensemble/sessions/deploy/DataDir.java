@@ -12,7 +12,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 /**
  * The local system's data folder (default {@code ~/.ensemble-sessions}, where {@code ~} is {@code $HOME}):
  * {@code kafka/} (the broker's log), {@code state/} (the services' stores), {@code token} (the local
- * person's bearer token), {@code tokens.json} (hashes of every token), {@code computer-id},
+ * person's bearer token), {@code tokens.json} (hashes of every token; both owner-only), {@code computer-id},
  * {@code import-state.json}, and {@code endpoints.json} (where the running system listens).
  */
 record DataDir(Path root) {
