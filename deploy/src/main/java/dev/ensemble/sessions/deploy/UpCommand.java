@@ -29,14 +29,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code ensemble-sessions up}: the embedded default (DESIGN.md §8). Starts a real single-node KRaft broker
  * on loopback with its data in the data folder (or uses {@code --bootstrap-servers}), creates the topics,
  * starts the projector, the cleanup service (guide §6 sweeps, unless {@code --no-clean-sessions}), the gateway
  * on {@code http://localhost:<port>} and the computer agent importing the
- * agent stores found here, and runs until Ctrl-C, then stops everything cleanly. Starting again keeps
- * everything.
+ * agent stores found here, and runs until Ctrl-C or SIGTERM, then stops everything cleanly and exits 0 ({@link
+ * StopSignals}; stopped while still starting, it exits 130 or 143). Starting again keeps everything.
  */
 @Command(name = "up", mixinStandardHelpOptions = true,
         description = "Start the whole system on this computer: a Kafka broker, the projector, the cleanup, the HTTP API and the importer.")
@@ -130,11 +131,20 @@ final class UpCommand implements Callable<Integer> {
         Files.createDirectories(data.root());
         String who = account != null ? account : System.getProperty("user.name", "local");
         List<AutoCloseable> running = new ArrayList<>();
-        CountDownLatch stopped = new CountDownLatch(1);
+        // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)
+        CountDownLatch stopAsked = new CountDownLatch(1);
+        AtomicBoolean ready = new AtomicBoolean();
+        StopSignals.install((name, number) -> {
+            if (ready.get()) {
+                stopAsked.countDown();
+            } else {
+                new Thread(() -> System.exit(128 + number), "ensemble-stop-while-starting").start();
+            }
+        });
+        // any other shutdown (SIGHUP, a signal not handled above): the services still stop cleanly
         Thread hook = new Thread(() -> {
             System.out.println("\nstopping…");
             closeAll(running);
-            stopped.countDown();
         }, "ensemble-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
@@ -206,7 +216,15 @@ final class UpCommand implements Callable<Integer> {
             closeAll(running);
             throw e;
         }
-        stopped.await();
+        ready.set(true);
+        stopAsked.await();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            return 0; // the JVM is shutting down already: the hook stops everything
+        }
+        System.out.println("\nstopping…");
+        closeAll(running);
         return 0;
     }
 

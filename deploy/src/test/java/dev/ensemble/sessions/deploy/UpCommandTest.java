@@ -10,6 +10,7 @@ import java.io.StringWriter;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,6 +30,36 @@ class UpCommandTest {
                     + " running); stop it or choose another HTTP port with --port" + System.lineSeparator());
             assertThat(dir.resolve("kafka")).as("no broker was started").doesNotExist();
             assertThat(dir.resolve("state")).as("no service was started").doesNotExist();
+        }
+    }
+
+    /**
+     * The real command in a JVM of its own, as {@code deploy/ensemble-sessions up} runs it (embedded broker, every
+     * service): SIGTERM once it is ready stops everything and ends it with exit code 0, as Ctrl-C does.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 5, unit = java.util.concurrent.TimeUnit.MINUTES)
+    void sigtermAfterReadyStopsEverythingAndExitsZero(@TempDir Path dir) throws Exception {
+        Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path log = dir.resolve("up.log");
+        Process up = new ProcessBuilder(javaBin.toString(), "-Xmx1g", "-cp", System.getProperty("java.class.path"),
+                EnsembleSessions.class.getName(), "up", "--data-dir", dir.resolve("data").toString(), "--port", "0",
+                "--kafka-port", "0", "--no-import")
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            long until = System.currentTimeMillis() + 240_000;
+            while (!Files.readString(log).contains("Press Ctrl-C to stop")) {
+                assertThat(up.isAlive()).as("up ended before it was ready:%n%s", Files.readString(log)).isTrue();
+                assertThat(System.currentTimeMillis()).as("up was not ready in time:%n%s", Files.readString(log)).isLessThan(until);
+                Thread.sleep(200);
+            }
+            up.destroy(); // SIGTERM
+            assertThat(up.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).as("stopped in time").isTrue();
+            String out = Files.readString(log);
+            assertThat(up.exitValue()).as(out).isZero();
+            assertThat(out).containsOnlyOnce("stopping…");
+        } finally {
+            up.destroyForcibly();
         }
     }
 
