@@ -29,9 +29,10 @@ import java.util.UUID;
  * with {@code id:} its cursor, {@code event:} its type and {@code data:} its JSON form. The stream starts after
  * {@code after} (or the {@code Last-Event-ID} header, which wins, as a browser's EventSource sends it on reconnect), or
  * at the beginning of the log without either; so a client that reconnects with its last cursor misses nothing and sees
- * nothing twice. Each subscriber gets its own consumer (no group) that assigns only the account's partition, seeks,
- * and keeps the account's records; a comment line every idle second keeps the connection open and notices a client
- * that left. Each subscriber holds one HTTP server thread while connected. Records that do not decode are skipped, and
+ * nothing twice. A malformed cursor, one of another partition, or one beyond the end of the log is answered 400 in
+ * JSON before the stream opens ({@link #check}). Each subscriber gets its own consumer (no group) that assigns only
+ * the account's partition, seeks, and keeps the account's records; a comment line every idle second keeps the
+ * connection open and notices a client that left. Each subscriber holds one HTTP server thread while connected. Records that do not decode are skipped, and
  * so is a later copy of an eventId the gateway has read earlier in the log (a client that posted an event again).
  */
 final class EventStream implements AutoCloseable {
@@ -51,7 +52,10 @@ final class EventStream implements AutoCloseable {
         static Cursor parse(String s) {
             int dash = s.indexOf('-');
             try {
-                if (dash > 0) return new Cursor(Integer.parseInt(s.substring(0, dash)), Long.parseLong(s.substring(dash + 1)));
+                if (dash > 0) {
+                    Cursor c = new Cursor(Integer.parseInt(s.substring(0, dash)), Long.parseLong(s.substring(dash + 1)));
+                    if (c.offset() >= 0) return c;
+                }
             } catch (NumberFormatException e) {
                 // below
             }
@@ -64,33 +68,46 @@ final class EventStream implements AutoCloseable {
         }
     }
 
-    /** Serves one subscriber until it disconnects, on the request's own thread (one server thread per subscriber). */
-    void serve(SseClient client, String account) {
-        String last = client.ctx().header("Last-Event-ID");
-        String after = last != null && !last.isBlank() ? last : client.ctx().queryParam("after");
-        Cursor from;
-        try {
-            from = after == null || after.isBlank() ? null : Cursor.parse(after.trim());
-        } catch (ApiError e) {
-            // the stream's headers are out already: the error is an SSE event named "error"
-            client.sendEvent("error", Gateway.error(e.code(), e.getMessage()).toString(), null);
-            client.close();
-            return;
+    /**
+     * Checks a subscriber's cursor before its stream opens: null when there is none (start at the beginning), else the
+     * cursor. Throws a 400 {@link ApiError} when it is malformed or of another partition than the account's, and a 400
+     * {@code cursor_ahead} when it is at or beyond the end of the log (a cursor the log never gave out, e.g. one kept
+     * from before the log was reset), with {@code latest}, the cursor of the log's end to resume after.
+     */
+    Cursor check(String account, String cursor) {
+        if (cursor == null || cursor.isBlank()) return null;
+        Cursor from = Cursor.parse(cursor.trim());
+        try (KafkaConsumer<String, byte[]> c = consumer("check")) {
+            int partition = Keys.accountPartition(account, c.partitionsFor(Topics.EVENTS.name(), Duration.ofSeconds(30)).size());
+            if (from.partition() != partition) {
+                throw ApiError.badRequest("cursor " + from + " is not of your account's partition " + partition + "; start again without a cursor");
+            }
+            TopicPartition tp = new TopicPartition(Topics.EVENTS.name(), partition);
+            long end = c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
+            if (from.offset() >= end) {
+                if (end == 0) {
+                    throw new ApiError(400, "cursor_ahead", "cursor " + from + " is ahead of the log, which holds nothing in your"
+                            + " account's partition yet (a cursor from a log since reset?); start again without a cursor");
+                }
+                Cursor latest = new Cursor(partition, end - 1);
+                throw new ApiError(400, "cursor_ahead", "cursor " + from + " is ahead of the log, which ends at " + latest
+                        + " in your account's partition (a cursor from a log since reset?); resume after " + latest
+                        + " for what comes next, or start again without a cursor for everything").with("latest", latest.toString());
+            }
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+            throw new ApiError(503, "unavailable", "the event log did not answer in time; try again");
         }
-        stream(client, account, from);
+        return from;
     }
 
-    private void stream(SseClient client, String account, Cursor from) {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-stream-" + UUID.randomUUID());
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    /** Serves one subscriber until it disconnects, on the request's own thread (one server thread per subscriber). */
+    void serve(SseClient client, String account, Cursor from) {
         Deserializer<Event> events = Topics.eventSerde().deserializer();
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<String, byte[]> c = consumer("stream")) {
             int n = c.partitionsFor(Topics.EVENTS.name(), Duration.ofSeconds(30)).size();
             int partition = Keys.accountPartition(account, n);
             if (from != null && from.partition() != partition) {
+                // checked before the stream opened; only a change of the topic's partitions since then gets here
                 client.sendEvent("error", Gateway.error("bad_request", "cursor " + from + " is not of your account's partition "
                         + partition + "; start again without a cursor").toString(), null);
                 client.close();
@@ -125,6 +142,16 @@ final class EventStream implements AutoCloseable {
         } finally {
             client.close();
         }
+    }
+
+    /** A consumer of its own (no group, nothing committed) that reads only committed records. */
+    private KafkaConsumer<String, byte[]> consumer(String purpose) {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-" + purpose + "-" + UUID.randomUUID());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        return new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
     }
 
     @Override

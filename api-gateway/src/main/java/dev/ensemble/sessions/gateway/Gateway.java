@@ -89,8 +89,20 @@ public final class Gateway implements AutoCloseable {
         return this;
     }
 
-    /** Starts the read side and the HTTP server; returns once the port is open. */
+    /**
+     * Starts the read side and the HTTP server; returns once the port is open. When it cannot start (e.g. the port is
+     * taken: a {@link java.net.BindException} in the cause chain), it stops what it had started and throws.
+     */
     public synchronized Gateway start() {
+        try {
+            return startAll();
+        } catch (RuntimeException e) {
+            stop();
+            throw e;
+        }
+    }
+
+    private Gateway startAll() {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
                 "ensemble-gateway-intake", Map.of(ProducerConfig.LINGER_MS_CONFIG, 2));
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
@@ -119,6 +131,7 @@ public final class Gateway implements AutoCloseable {
             default -> error("http_" + e.getStatus(), e.getMessage());
         }));
         app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
+        app.before(ctx -> refuseMalformedEscapes(ctx.queryString()));
         app.before("/api/*", this::authenticate);
         app.get("/", ctx -> ctx.json(N.objectNode().put("service", "ensemble-sessions")
                 .put("api", "/api/openapi.yaml").put("sessions", "/api/agent/sessions").put("health", "/health")
@@ -351,6 +364,28 @@ public final class Gateway implements AutoCloseable {
 
     static ObjectNode error(String code, String message) {
         return N.objectNode().put("error", code).put("message", message);
+    }
+
+    /**
+     * Refuses (400) a query whose parameter holds a malformed percent escape ({@code %} not followed by two hex digits,
+     * e.g. {@code q=%ZZ} or {@code q=50%}), naming the parameter; the server would otherwise read it as something the
+     * client never meant (an empty or undecoded value).
+     */
+    static void refuseMalformedEscapes(String query) {
+        if (query == null || query.indexOf('%') < 0) {
+            return;
+        }
+        for (String pair : query.split("&")) {
+            for (int i = pair.indexOf('%'); i >= 0; i = pair.indexOf('%', i + 1)) {
+                int end = Math.min(pair.length(), i + 3);
+                if (end - i < 3 || Character.digit(pair.charAt(i + 1), 16) < 0 || Character.digit(pair.charAt(i + 2), 16) < 0) {
+                    int eq = pair.indexOf('=');
+                    throw ApiError.badRequest("query parameter '" + (eq < 0 ? pair : pair.substring(0, eq))
+                            + "' has a malformed percent escape '" + pair.substring(i, end)
+                            + "': a % must be followed by two hex digits (send a % itself as %25)");
+                }
+            }
+        }
     }
 
     private static int intParam(Context ctx, String name, int dflt, int min, int max) {

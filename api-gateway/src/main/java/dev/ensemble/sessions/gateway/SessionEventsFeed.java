@@ -35,6 +35,11 @@ public final class SessionEventsFeed implements AutoCloseable {
     private final CountDownLatch caughtUp = new CountDownLatch(1);
     private final Thread thread;
     private volatile boolean running = true;
+    /** Guards readToEndOnce and readToEndSince. */
+    private final Object readToEnd = new Object();
+    /** Whether a poll found nothing new yet, and ({@link System#nanoTime()}) when the latest such poll began. */
+    private boolean readToEndOnce;
+    private long readToEndSince;
 
     /** @param windowBytes the retained window per session in bytes (see {@link SessionEventBuffers}) */
     public SessionEventsFeed(String bootstrapServers, long windowBytes) {
@@ -70,6 +75,23 @@ public final class SessionEventsFeed implements AutoCloseable {
         return caughtUp.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Waits until a read that began at or after {@code since} ({@link System#nanoTime()}) found nothing new, i.e. until the
+     * buffers hold what the log held at {@code since}; false on timeout. A reader whose cursor is ahead of its session
+     * asks this first: another gateway instance may simply have read the log a moment sooner.
+     */
+    public boolean awaitReadToEndSince(long since, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (readToEnd) {
+            while (!readToEndOnce || readToEndSince - since < 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return false;
+                TimeUnit.NANOSECONDS.timedWait(readToEnd, left);
+            }
+            return true;
+        }
+    }
+
     private void run() {
         Deserializer<Event> events = Topics.eventSerde().deserializer();
         try {
@@ -79,7 +101,9 @@ public final class SessionEventsFeed implements AutoCloseable {
             consumer.seekToBeginning(parts);
             Map<TopicPartition, Long> end = consumer.endOffsets(parts);
             while (running) {
-                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                long began = System.nanoTime();
+                var records = consumer.poll(Duration.ofMillis(200));
+                for (ConsumerRecord<String, byte[]> r : records) {
                     Event e;
                     try {
                         e = events.deserialize(r.topic(), r.value());
@@ -89,6 +113,13 @@ public final class SessionEventsFeed implements AutoCloseable {
                     if (e != null) {
                         buffers.add(e, SessionEventBuffers.position(r.partition(), r.offset()), r.serializedValueSize(),
                                 EventJson.toJson(e).toString());
+                    }
+                }
+                if (records.isEmpty()) {
+                    synchronized (readToEnd) {
+                        readToEndOnce = true;
+                        readToEndSince = began;
+                        readToEnd.notifyAll();
                     }
                 }
                 if (!caughtUp()) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
+import io.javalin.http.HandlerType;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -16,13 +17,17 @@ import java.time.Duration;
  *   (persistent-sessions guide, "The output buffer"): {@code events} (each {@code cursor} and {@code event}),
  *   {@code next}, {@code truncated}, {@code oldest}, {@code latest}. Cursors are the session's event sequence numbers
  *   ({@code 0} = from the start); limit 1..{@value #MAX_LIMIT}, default 100. 404 for a session the account does not
- *   have; 503 until the feed has read the log once after a start.</li>
+ *   have; 503 until the feed has read the log once after a start; 400 {@code cursor_ahead} (with {@code latest}) for a
+ *   cursor beyond the session's latest event once the feed has read the log to its end.</li>
  *   <li>{@code GET /api/events/stream?after=CURSOR}: see {@link EventStream}.</li>
  * </ul>
  * Both are authenticated like every {@code /api} route; an account sees only its own events.
  */
 final class Subscriptions implements AutoCloseable {
     static final int MAX_LIMIT = 1000;
+    /** How long a read with a cursor ahead of its session waits for the feed to read the log to its end before answering. */
+    static final Duration AHEAD_WAIT = Duration.ofSeconds(2);
+    private static final String STREAM_FROM = "ensemble.stream.from";
     private static final JsonNodeFactory N = JsonNodeFactory.instance;
     private final SessionEventsFeed feed;
     private final EventStream stream;
@@ -39,9 +44,17 @@ final class Subscriptions implements AutoCloseable {
 
     void register(Javalin app) {
         app.get("/api/agent/sessions/{id}/events", this::sessionEvents);
+        app.before("/api/events/stream", ctx -> {
+            // the cursor is checked before the stream's headers go out, so a wrong one is answered with a JSON error
+            if (ctx.method() == HandlerType.GET) {
+                Principal me = ctx.attribute("principal");
+                String last = ctx.header("Last-Event-ID");
+                ctx.attribute(STREAM_FROM, stream.check(me.account(), last != null && !last.isBlank() ? last : ctx.queryParam("after")));
+            }
+        });
         app.sse("/api/events/stream", client -> {
             Principal me = client.ctx().attribute("principal");
-            stream.serve(client, me.account());
+            stream.serve(client, me.account(), client.ctx().attribute(STREAM_FROM));
         });
     }
 
@@ -50,7 +63,8 @@ final class Subscriptions implements AutoCloseable {
         return feed.awaitCaughtUp(timeout);
     }
 
-    private void sessionEvents(Context ctx) throws IOException {
+    private void sessionEvents(Context ctx) throws IOException, InterruptedException {
+        long asked = System.nanoTime();
         Principal me = ctx.attribute("principal");
         if (!feed.caughtUp()) {
             throw new ApiError(503, "unavailable", "the gateway is still reading the event log after a start; try again in a few seconds");
@@ -61,6 +75,19 @@ final class Subscriptions implements AutoCloseable {
         String id = ctx.pathParam("id");
         SessionEventBuffers.Page page = feed.buffers().read(me.account(), id, after, limit);
         if (page == null) throw ApiError.notFound("no session '" + id + "' in your account");
+        if (after > page.latest()) {
+            // ahead of what this gateway has read: first read the log up to now (another instance may have been quicker)
+            if (!feed.awaitReadToEndSince(asked, AHEAD_WAIT)) {
+                throw new ApiError(503, "unavailable", "the gateway has not read the event log up to cursor " + after + " yet; try again");
+            }
+            page = feed.buffers().read(me.account(), id, after, limit);
+            if (after > page.latest()) {
+                throw new ApiError(400, "cursor_ahead", "cursor " + after + " is ahead of session '" + id + "': its latest cursor is "
+                        + page.latest() + " (a cursor from a log since reset, or another session's?); resume with after="
+                        + page.latest() + " for what comes next, or after=0 for all its events")
+                        .with("latest", String.valueOf(page.latest()));
+            }
+        }
         ObjectNode out = N.objectNode().put("sessionId", id);
         ArrayNode arr = out.putArray("events");
         for (SessionEventBuffers.Entry e : page.events()) {

@@ -12,6 +12,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
@@ -19,17 +21,21 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Bearer tokens. A token belongs to one account with a role. Only the SHA-256 of each token is kept, in a
  * JSON file ({@code {"<sha256 hex>": {"account": …, "role": …, "subject": …}}}) when a path is given, so the
- * file does not disclose the tokens themselves.
+ * file does not disclose the tokens themselves. Where the file system has POSIX permissions the file is readable and
+ * writable by its owner only ({@code rw-------}), from the moment it is written; one found open to others (as earlier
+ * versions wrote it) loses the group's and others' permissions when loaded.
  */
 public final class Tokens {
     private static final Logger LOG = LoggerFactory.getLogger(Tokens.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
 
     private final Map<String, Principal> byHash = new ConcurrentHashMap<>();
     private final Path file;
@@ -50,6 +56,7 @@ public final class Tokens {
     public static Tokens load(Path file) {
         Tokens t = new Tokens(file);
         if (Files.exists(file)) {
+            makeOwnerOnly(file);
             try {
                 JsonNode root = JSON.readTree(file.toFile());
                 root.fields().forEachRemaining(e -> t.byHash.put(e.getKey(), new Principal(
@@ -95,10 +102,35 @@ public final class Tokens {
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
             Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+            Files.deleteIfExists(tmp);
+            if (posix(tmp)) {
+                Files.createFile(tmp, PosixFilePermissions.asFileAttribute(OWNER_ONLY)); // never readable by others
+            }
             JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), root);
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the token file " + file, e);
+        }
+    }
+
+    private static boolean posix(Path file) {
+        return file.getFileSystem().supportedFileAttributeViews().contains("posix");
+    }
+
+    private static void makeOwnerOnly(Path file) {
+        if (!posix(file)) {
+            return;
+        }
+        try {
+            Set<PosixFilePermission> now = Files.getPosixFilePermissions(file);
+            Set<PosixFilePermission> owners = java.util.EnumSet.noneOf(PosixFilePermission.class);
+            now.stream().filter(p -> p.name().startsWith("OWNER_")).forEach(owners::add);
+            if (!owners.equals(now)) {
+                Files.setPosixFilePermissions(file, owners);
+                LOG.info("the token file {} is now readable by its owner only", file);
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot make the token file {} readable by its owner only: {}", file, e.toString());
         }
     }
 

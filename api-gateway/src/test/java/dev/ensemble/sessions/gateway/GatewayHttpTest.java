@@ -189,6 +189,51 @@ class GatewayHttpTest {
     }
 
     @Test
+    void aQueryParameterWithAMalformedPercentEscapeIsRefusedNamingTheParameter() throws Exception {
+        // java.net.URI refuses such a URI, so these requests go over a plain socket, as curl would send them
+        for (String query : List.of("q=%ZZ", "q=ranking%2", "limit=5&q=50%", "taskId=t1%G1")) {
+            String[] r = rawGet("/api/agent/sessions?" + query, ANA);
+            assertThat(r[0]).as(query + ": " + r[2]).contains(" 400 ");
+            assertThat(r[1].toLowerCase()).contains("content-type: application/json");
+            JsonNode body = JSON.readTree(r[2]);
+            assertThat(body.get("error").asText()).isEqualTo("bad_request");
+            String name = query.substring(query.lastIndexOf('&') + 1, query.lastIndexOf('='));
+            assertThat(body.get("message").asText()).as(query).startsWith("query parameter '" + name + "' has a malformed percent escape")
+                    .contains("%25");
+        }
+        assertThat(JSON.readTree(rawGet("/api/agent/sessions?q=%ZZtop", ANA)[2]).get("message").asText()).contains("'%ZZ'");
+        // well-formed escapes still decode: %25 is a literal percent sign, %20 a space
+        assertThat(rawGet("/api/agent/sessions?q=50%25", ANA)[0]).contains(" 200 ");
+        assertThat(rawGet("/api/agent/sessions?q=RANKING%20api", ANA)[0]).contains(" 200 ");
+    }
+
+    @Test
+    void aGatewayWhosePortIsTakenFailsToStartAndLeavesNothingRunning() throws Exception {
+        long feedsBefore = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("gateway-session-events")).count();
+        Tokens tokens = Tokens.inMemory();
+        Gateway second = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", gateway.port(),
+                Files.createTempDirectory("gw2"), 1, tokens, Clock.systemUTC()));
+        Throwable failure = org.assertj.core.api.Assertions.catchThrowable(second::start);
+        assertThat(failure).isNotNull().hasRootCauseInstanceOf(java.net.BindException.class);
+        assertThat(Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("gateway-session-events")).count())
+                .as("the failed gateway's session-events feed is stopped").isEqualTo(feedsBefore);
+        assertThat(get("/health", null).statusCode()).as("the gateway holding the port still answers").isEqualTo(200);
+    }
+
+    /** A GET sent as is over a socket (HTTP/1.0, so the answer is not chunked): status line, headers, body. */
+    static String[] rawGet(String target, String token) throws Exception {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", gateway.port())) {
+            s.setSoTimeout(30_000);
+            s.getOutputStream().write(("GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String all = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            int head = all.indexOf("\r\n\r\n");
+            int line = all.indexOf("\r\n");
+            return new String[]{all.substring(0, line), all.substring(line + 2, head), all.substring(head + 4)};
+        }
+    }
+
+    @Test
     void requestsNeedAKnownTokenAndErrorsAreJson() throws Exception {
         HttpResponse<String> none = get("/api/agent/sessions", null);
         assertThat(none.statusCode()).isEqualTo(401);

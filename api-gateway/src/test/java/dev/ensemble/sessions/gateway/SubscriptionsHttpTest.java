@@ -176,6 +176,81 @@ class SubscriptionsHttpTest {
         assertThat(anon.statusCode()).isEqualTo(401);
     }
 
+    @Test
+    void aSessionCursorBeyondItsLatestEventIsRefusedWithTheLatestCursor() throws Exception {
+        post("t-ana", claim("acct-ana", "a1", null));
+        post("t-ana", status("acct-ana", "a1", "WORKING"));
+        JsonNode all = awaitEvents("/api/agent/sessions/a1/events", "t-ana", 2);
+        assertThat(all.get("latest").asText()).isEqualTo("2");
+        // up to date: nothing new, resume from the same cursor
+        JsonNode current = JSON.readTree(get("/api/agent/sessions/a1/events?after=2", "t-ana").body());
+        assertThat(current.get("events")).isEmpty();
+        assertThat(current.get("next").asText()).isEqualTo("2");
+        // a cursor this log never gave out (say, kept from before the data folder was reset)
+        HttpResponse<String> ahead = get("/api/agent/sessions/a1/events?after=40", "t-ana");
+        assertThat(ahead.statusCode()).as(ahead.body()).isEqualTo(400);
+        JsonNode error = JSON.readTree(ahead.body());
+        assertThat(error.get("error").asText()).isEqualTo("cursor_ahead");
+        assertThat(error.get("message").asText()).contains("cursor 40 is ahead of session 'a1'").contains("latest cursor is 2");
+        assertThat(error.get("latest").asText()).isEqualTo("2");
+        // the cursor of an event just appended (another gateway instance may have served it already) is not refused:
+        // the gateway first reads the log to its end
+        for (int seq = 3; seq <= 7; seq++) {
+            post("t-ana", status("acct-ana", "a1", "WORKING"));
+            HttpResponse<String> fresh = get("/api/agent/sessions/a1/events?after=" + seq, "t-ana");
+            assertThat(fresh.statusCode()).as(fresh.body()).isEqualTo(200);
+            assertThat(JSON.readTree(fresh.body()).get("next").asText()).isEqualTo(String.valueOf(seq));
+        }
+    }
+
+    /** The stream's answer: its status, content type and, when it is not a stream, its body (a stream is closed unread). */
+    record Answer(int status, String contentType, String body) {
+    }
+
+    static Answer openStream(String query, String lastEventId) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events/stream" + query))
+                .header("Authorization", "Bearer t-bo").header("Accept", "text/event-stream").timeout(Duration.ofSeconds(30)).GET();
+        if (lastEventId != null) b.header("Last-Event-ID", lastEventId);
+        HttpResponse<InputStream> r = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        try (InputStream in = r.body()) {
+            return new Answer(r.statusCode(), r.headers().firstValue("Content-Type").orElse(""),
+                    r.statusCode() == 200 ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    void aStreamCursorBeyondTheEndOfTheLogIsRefusedWithTheEndCursorAndAWrongOneIsA400() throws Exception {
+        post("t-bo", claim("acct-bo", "ahead-1", null));
+        List<String[]> seen = readStream("t-bo", null, 1);
+        String cursor = seen.get(0)[0];
+        int partition = Integer.parseInt(cursor.substring(0, cursor.indexOf('-')));
+        String farAhead = partition + "-" + 1_000_000;
+        for (Answer r : List.of(openStream("", farAhead), openStream("?after=" + farAhead, null))) {
+            assertThat(r.status()).as(r.body()).isEqualTo(400);
+            assertThat(r.contentType()).startsWith("application/json");
+            JsonNode error = JSON.readTree(r.body());
+            assertThat(error.get("error").asText()).isEqualTo("cursor_ahead");
+            assertThat(error.get("message").asText()).contains("cursor " + farAhead + " is ahead of the log");
+            String latest = error.get("latest").asText();
+            assertThat(latest).startsWith(partition + "-");
+            assertThat(Long.parseLong(latest.substring(latest.indexOf('-') + 1))).isGreaterThanOrEqualTo(
+                    Long.parseLong(cursor.substring(cursor.indexOf('-') + 1))).isLessThan(1_000_000);
+            assertThat(error.get("message").asText()).contains(latest);
+        }
+        // resuming after the end cursor it gave: the next event, and nothing before it
+        String latest = JSON.readTree(openStream("", farAhead).body()).get("latest").asText();
+        post("t-bo", claim("acct-bo", "ahead-2", null));
+        List<String[]> next = readStream("t-bo", latest, 1);
+        assertThat(JSON.readTree(next.get(0)[1]).get("payload").get("runId").asText()).isEqualTo("ahead-2");
+        // a malformed cursor and one of another partition are a 400 too, before the stream opens
+        Answer malformed = openStream("?after=x", null);
+        assertThat(malformed.status()).isEqualTo(400);
+        assertThat(JSON.readTree(malformed.body()).get("message").asText()).contains("looks like '<partition>-<offset>'");
+        Answer otherPartition = openStream("", (1 - partition) + "-0");
+        assertThat(otherPartition.status()).isEqualTo(400);
+        assertThat(JSON.readTree(otherPartition.body()).get("message").asText()).contains("is not of your account's partition");
+    }
+
     static HttpResponse<String> postRaw(String token, String body) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events"))
                 .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")

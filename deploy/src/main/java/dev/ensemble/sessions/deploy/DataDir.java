@@ -12,7 +12,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 /**
  * The local system's data folder (default {@code ~/.ensemble-sessions}, where {@code ~} is {@code $HOME}):
  * {@code kafka/} (the broker's log), {@code state/} (the services' stores), {@code token} (the local
- * person's bearer token), {@code tokens.json} (hashes of every token), {@code computer-id},
+ * person's bearer token), {@code tokens.json} (hashes of every token; both owner-only), {@code computer-id},
  * {@code import-state.json}, and {@code endpoints.json} (where the running system listens).
  */
 record DataDir(Path root) {
@@ -52,16 +52,22 @@ record DataDir(Path root) {
         return root.resolve("endpoints.json");
     }
 
-    /** Writes a file only its owner can read (where the file system supports it). */
+    /**
+     * Writes a file only its owner can read (where the file system supports it); the permissions are set before the
+     * content is written, so the content is never readable by others.
+     */
     static void writePrivate(Path file, String content) {
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
+            if (file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+                var ownerOnly = PosixFilePermissions.fromString("rw-------");
+                if (Files.exists(file)) {
+                    Files.setPosixFilePermissions(file, ownerOnly);
+                } else {
+                    Files.createFile(file, PosixFilePermissions.asFileAttribute(ownerOnly));
+                }
+            } // else not a POSIX file system: the folder's own permissions apply
             Files.writeString(file, content);
-            try {
-                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-            } catch (UnsupportedOperationException e) {
-                // not a POSIX file system: the folder's own permissions apply
-            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }

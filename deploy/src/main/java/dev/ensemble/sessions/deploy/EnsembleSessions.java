@@ -21,14 +21,18 @@ public final class EnsembleSessions implements Runnable {
         spec.commandLine().usage(System.out);
     }
 
+    /** Runs the command line given and exits with its code. */
     public static void main(String[] args) {
-        int code = new CommandLine(new EnsembleSessions())
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line {@link #main} runs: a command that fails prints {@code error: <message>} and ends with code 1. */
+    static CommandLine commandLine() {
+        return new CommandLine(new EnsembleSessions())
                 .setExecutionExceptionHandler((ex, cmd, parsed) -> {
                     cmd.getErr().println("error: " + ex.getMessage());
                     org.slf4j.LoggerFactory.getLogger(EnsembleSessions.class).debug("failure", ex);
                     return 1;
-                })
-                .execute(args);
-        System.exit(code);
+                });
     }
 }

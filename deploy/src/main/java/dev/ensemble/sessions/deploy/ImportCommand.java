@@ -2,7 +2,6 @@ package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.agent.ComputerId;
 import dev.ensemble.sessions.agent.ImportConfig;
-import dev.ensemble.sessions.agent.ImportSummary;
 import dev.ensemble.sessions.agent.KafkaEventSink;
 import dev.ensemble.sessions.agent.StoreImporter;
 import picocli.CommandLine.Command;
@@ -61,11 +60,8 @@ final class ImportCommand implements Callable<Integer> {
         ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
                 data.importState("import-state-cli.json"));
         try (KafkaEventSink sink = new KafkaEventSink(bootstrap)) {
-            ImportSummary summary = new StoreImporter(config, new ImportProgressBar(System.out)).importAll(claude, codex, sink);
+            new StoreImporter(config, new ImportProgressBar(System.out)).importAll(claude, codex, sink); // prints its summary line
             sink.flush();
-            if (summary.filesRead() == 0) {
-                System.out.println(summary); // the progress listener prints only imports that read something
-            }
         }
         return 0;
     }

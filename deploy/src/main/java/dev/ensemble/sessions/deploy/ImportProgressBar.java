@@ -11,13 +11,16 @@ import java.nio.file.Path;
 
 /**
  * Draws a progress bar (in MiB read) while an import reads more than {@value #MIN_BYTES} bytes, and prints the
- * import's one-line summary when it read anything. Small incremental imports stay quiet.
+ * import's one-line summary when it read anything, and always for the first import (so a restart that finds nothing
+ * new says so: {@code imported nothing new (12 transcript files unchanged)}). Later imports that read nothing (the
+ * importer polls every few seconds) stay quiet.
  */
 final class ImportProgressBar implements ImportProgress {
     static final long MIN_BYTES = 2L * 1024 * 1024;
     private final PrintStream out;
     private ProgressBar bar;
     private boolean announced;
+    private boolean first = true;
 
     ImportProgressBar(PrintStream out) {
         this.out = out;
@@ -47,9 +50,36 @@ final class ImportProgressBar implements ImportProgress {
             bar.close();
             bar = null;
         }
-        if (announced || !summary.skippedFiles().isEmpty() && summary.filesRead() > 0) {
-            out.println(summary);
+        if (first || announced || !summary.skippedFiles().isEmpty() && summary.filesRead() > 0) {
+            out.println(line(summary));
         }
         announced = false;
+        first = false;
+    }
+
+    /**
+     * The summary's line: {@link ImportSummary#toString()}, or for an import that sent nothing,
+     * {@code imported nothing new (3 transcript files unchanged); 1 file skipped (1 sub-agent transcript)}.
+     */
+    static String line(ImportSummary summary) {
+        if (summary.events() > 0 || summary.filesRead() > 0) {
+            return summary.toString();
+        }
+        java.util.Map<String, Long> kinds = new java.util.TreeMap<>(summary.skippedFilesByKind());
+        Long unchanged = kinds.remove("unchanged");
+        StringBuilder b = new StringBuilder("imported nothing new");
+        if (unchanged != null) {
+            b.append(" (").append(unchanged).append(unchanged == 1 ? " transcript file" : " transcript files").append(" unchanged)");
+        } else if (kinds.isEmpty()) {
+            b.append(" (no transcript files found)");
+        }
+        if (!kinds.isEmpty()) {
+            long n = kinds.values().stream().mapToLong(Long::longValue).sum();
+            b.append("; ").append(n).append(n == 1 ? " file" : " files").append(" skipped (")
+                    .append(kinds.entrySet().stream().map(e -> e.getValue() + " " + e.getKey())
+                            .collect(java.util.stream.Collectors.joining(", ")))
+                    .append(')');
+        }
+        return b.toString();
     }
 }

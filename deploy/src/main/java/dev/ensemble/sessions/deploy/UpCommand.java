@@ -29,14 +29,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code ensemble-sessions up}: the embedded default (DESIGN.md §8). Starts a real single-node KRaft broker
  * on loopback with its data in the data folder (or uses {@code --bootstrap-servers}), creates the topics,
  * starts the projector, the cleanup service (guide §6 sweeps, unless {@code --no-clean-sessions}), the gateway
  * on {@code http://localhost:<port>} and the computer agent importing the
- * agent stores found here, and runs until Ctrl-C, then stops everything cleanly. Starting again keeps
- * everything.
+ * agent stores found here, and runs until Ctrl-C or SIGTERM, then stops everything cleanly and exits 0 ({@link
+ * StopSignals}; stopped while still starting, it exits 130 or 143). Starting again keeps everything.
  */
 @Command(name = "up", mixinStandardHelpOptions = true,
         description = "Start the whole system on this computer: a Kafka broker, the projector, the cleanup, the HTTP API and the importer.")
@@ -79,17 +80,71 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--completed-window-days", defaultValue = "7", description = "a done or dropped task's session is cleaned up after this many days (default ${DEFAULT-VALUE})")
     int completedWindowDays;
 
+    /**
+     * A start that cannot go on for a reason the user can fix (e.g. the HTTP port is taken): it ends {@code up} with its
+     * one-line message, no stack trace.
+     */
+    static final class CannotStart extends RuntimeException {
+        CannotStart(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** The reason {@code up} cannot listen on the HTTP port, naming the port and the option that changes it. */
+    static CannotStart cannotListen(int port, java.net.BindException e) {
+        if (e.getMessage() == null || e.getMessage().contains("in use")) {
+            return new CannotStart("port " + port + " is in use (by another program, or an 'up' already running);"
+                    + " stop it or choose another HTTP port with --port", e);
+        }
+        return new CannotStart("cannot listen on port " + port + " (" + e.getMessage() + "); choose another HTTP port with --port", e);
+    }
+
+    /** The {@link java.net.BindException} in a failure's cause chain, if any. */
+    static java.util.Optional<java.net.BindException> bindFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.BindException b) {
+                return java.util.Optional.of(b);
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /** Fails with {@link #cannotListen} when the gateway could not listen on the port (port 0: any free port will do). */
+    static void requireFreePort(int port) {
+        if (port == 0) {
+            return;
+        }
+        try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+            s.setReuseAddress(true); // as Jetty: a port the last run left in TIME_WAIT is free
+            s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+        } catch (java.net.BindException e) {
+            throw cannotListen(port, e);
+        } catch (java.io.IOException e) {
+            // not decidable here: the gateway's own start reports it
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
+        requireFreePort(port); // before the broker and the services start: nothing to stop
         DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
         Files.createDirectories(data.root());
         String who = account != null ? account : System.getProperty("user.name", "local");
         List<AutoCloseable> running = new ArrayList<>();
-        CountDownLatch stopped = new CountDownLatch(1);
+        // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)
+        CountDownLatch stopAsked = new CountDownLatch(1);
+        AtomicBoolean ready = new AtomicBoolean();
+        StopSignals.install((name, number) -> {
+            if (ready.get()) {
+                stopAsked.countDown();
+            } else {
+                new Thread(() -> System.exit(128 + number), "ensemble-stop-while-starting").start();
+            }
+        });
+        // any other shutdown (SIGHUP, a signal not handled above): the services still stop cleanly
         Thread hook = new Thread(() -> {
             System.out.println("\nstopping…");
             closeAll(running);
-            stopped.countDown();
         }, "ensemble-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
@@ -123,8 +178,13 @@ final class UpCommand implements Callable<Integer> {
                     replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn),
                     Clock.systemUTC())).start();
             running.add(choice);
-            Gateway gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
-                    replicationFactor, tokens, Clock.systemUTC(), choice.url())).start();
+            Gateway gateway;
+            try {
+                gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
+                        replicationFactor, tokens, Clock.systemUTC(), choice.url())).start();
+            } catch (RuntimeException e) {
+                throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
+            }
             running.add(gateway);
             gateway.awaitReady(Duration.ofSeconds(120));
             choice.awaitReady(Duration.ofSeconds(120));
@@ -149,12 +209,22 @@ final class UpCommand implements Callable<Integer> {
             System.out.println("  curl -H \"Authorization: Bearer $(cat " + data.token() + ")\" " + url + "/api/agent/sessions");
             System.out.println("Press Ctrl-C to stop; starting again keeps everything.");
         } catch (Exception e) {
-            LOG.error("could not start: {}", e.getMessage(), e);
+            if (!(e instanceof CannotStart)) {
+                LOG.error("could not start: {}", e.getMessage(), e);
+            }
             Runtime.getRuntime().removeShutdownHook(hook);
             closeAll(running);
             throw e;
         }
-        stopped.await();
+        ready.set(true);
+        stopAsked.await();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            return 0; // the JVM is shutting down already: the hook stops everything
+        }
+        System.out.println("\nstopping…");
+        closeAll(running);
         return 0;
     }
 

@@ -1,0 +1,72 @@
+package dev.ensemble.sessions.deploy;
+
+import dev.ensemble.sessions.agent.ImportSummary;
+import dev.ensemble.sessions.agent.ImportSummary.Skip;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The import lines {@code up} and {@code import} print: the first import always says what it did, later ones only when
+ * they read something.
+ */
+class ImportProgressBarTest {
+    final ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    final ImportProgressBar progress = new ImportProgressBar(new PrintStream(buf, true, StandardCharsets.UTF_8));
+
+    static Skip skip(String file, String reason) {
+        return new Skip(Path.of("/home/ana/.claude/projects/p", file), reason);
+    }
+
+    String printed() {
+        String out = buf.toString(StandardCharsets.UTF_8);
+        buf.reset();
+        return out;
+    }
+
+    void importOnce(int changedFiles, ImportSummary summary) {
+        progress.onStart(changedFiles, changedFiles * 100L);
+        progress.onDone(summary);
+    }
+
+    @Test
+    void aRestartThatFindsNothingNewSaysSoOnceAndLaterQuietImportsStayQuiet() {
+        ImportSummary nothingNew = new ImportSummary(0, 0, 0, 0, 0,
+                List.of(skip("a.jsonl", "unchanged"), skip("b.jsonl", "unchanged"), skip("c.jsonl", "unchanged")));
+        importOnce(0, nothingNew);
+        assertThat(printed()).isEqualTo("imported nothing new (3 transcript files unchanged)" + System.lineSeparator());
+        importOnce(0, nothingNew);
+        assertThat(printed()).as("the importer polls every few seconds: only the first import reports nothing new").isEmpty();
+        ImportSummary one = new ImportSummary(1, 0, 2, 2, 1, List.of(skip("a.jsonl", "unchanged"), skip("b.jsonl", "unchanged")));
+        importOnce(1, one);
+        assertThat(printed()).isEqualTo("imported 1 session, 0 runs, 2 engine events from 1 file; 2 files skipped (2 unchanged)"
+                + System.lineSeparator());
+    }
+
+    @Test
+    void nothingNewNamesTheOtherFilesLeftOutAndAStoreWithNoTranscripts() {
+        importOnce(0, new ImportSummary(0, 0, 0, 0, 0, List.of(skip("a.jsonl", "unchanged"), skip("agent-1.jsonl", "sub-agent transcript"))));
+        assertThat(printed()).isEqualTo("imported nothing new (1 transcript file unchanged); 1 file skipped (1 sub-agent transcript)"
+                + System.lineSeparator());
+        ImportProgressBar fresh = new ImportProgressBar(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        fresh.onStart(0, 0);
+        fresh.onDone(new ImportSummary(0, 0, 0, 0, 0, List.of()));
+        assertThat(printed()).isEqualTo("imported nothing new (no transcript files found)" + System.lineSeparator());
+        assertThat(ImportProgressBar.line(new ImportSummary(0, 0, 0, 0, 0, List.of(skip("x.jsonl", "unreadable: permission denied")))))
+                .isEqualTo("imported nothing new; 1 file skipped (1 unreadable)");
+    }
+
+    @Test
+    void anImportThatOnlyMarkedSessionsIdleKeepsTheFullSummary() {
+        // no file read, but a session untouched for 30 minutes was marked idle: that is something new
+        importOnce(0, new ImportSummary(1, 0, 0, 1, 0, List.of(skip("a.jsonl", "unchanged"))));
+        assertThat(printed()).isEqualTo("imported 1 session, 0 runs, 0 engine events from 0 files; 1 file skipped (1 unchanged)"
+                + System.lineSeparator());
+    }
+}

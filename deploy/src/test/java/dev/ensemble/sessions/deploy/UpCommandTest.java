@@ -1,0 +1,77 @@
+package dev.ensemble.sessions.deploy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code up} when it cannot go on: one line saying why and what to change, a non-zero exit, nothing left running. */
+class UpCommandTest {
+    @Test
+    void aTakenHttpPortEndsUpWithOneLineNamingThePortAndTheOptionBeforeAnythingStarts(@TempDir Path dir) throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
+            int port = taken.getLocalPort();
+            StringWriter err = new StringWriter();
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(err, true));
+            int code = cli.execute("up", "--data-dir", dir.toString(), "--port", String.valueOf(port), "--no-import");
+            assertThat(code).isEqualTo(1);
+            assertThat(err.toString()).isEqualTo("error: port " + port + " is in use (by another program, or an 'up' already"
+                    + " running); stop it or choose another HTTP port with --port" + System.lineSeparator());
+            assertThat(dir.resolve("kafka")).as("no broker was started").doesNotExist();
+            assertThat(dir.resolve("state")).as("no service was started").doesNotExist();
+        }
+    }
+
+    /**
+     * The real command in a JVM of its own, as {@code deploy/ensemble-sessions up} runs it (embedded broker, every
+     * service): SIGTERM once it is ready stops everything and ends it with exit code 0, as Ctrl-C does.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 5, unit = java.util.concurrent.TimeUnit.MINUTES)
+    void sigtermAfterReadyStopsEverythingAndExitsZero(@TempDir Path dir) throws Exception {
+        Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path log = dir.resolve("up.log");
+        Process up = new ProcessBuilder(javaBin.toString(), "-Xmx1g", "-cp", System.getProperty("java.class.path"),
+                EnsembleSessions.class.getName(), "up", "--data-dir", dir.resolve("data").toString(), "--port", "0",
+                "--kafka-port", "0", "--no-import")
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            long until = System.currentTimeMillis() + 240_000;
+            while (!Files.readString(log).contains("Press Ctrl-C to stop")) {
+                assertThat(up.isAlive()).as("up ended before it was ready:%n%s", Files.readString(log)).isTrue();
+                assertThat(System.currentTimeMillis()).as("up was not ready in time:%n%s", Files.readString(log)).isLessThan(until);
+                Thread.sleep(200);
+            }
+            up.destroy(); // SIGTERM
+            assertThat(up.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).as("stopped in time").isTrue();
+            String out = Files.readString(log);
+            assertThat(up.exitValue()).as(out).isZero();
+            assertThat(out).containsOnlyOnce("stopping…");
+        } finally {
+            up.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aPortTakenWhileStartingIsReportedTheSameWayFromTheGatewaysFailure() {
+        // the gateway's failure as Javalin reports it: its own exception over Jetty's, over the socket's
+        RuntimeException javalin = new RuntimeException("Port already in use. Make sure no other process is using port 8080",
+                new IOException("Failed to bind to /127.0.0.1:8080", new BindException("Address already in use")));
+        assertThat(UpCommand.bindFailure(javalin)).hasValueSatisfying(b -> assertThat(UpCommand.cannotListen(8080, b))
+                .hasMessage("port 8080 is in use (by another program, or an 'up' already running); stop it or choose another HTTP port with --port"));
+        assertThat(UpCommand.bindFailure(new IllegalStateException("something else"))).isEmpty();
+        assertThat(UpCommand.cannotListen(80, new BindException("Permission denied")))
+                .hasMessage("cannot listen on port 80 (Permission denied); choose another HTTP port with --port");
+    }
+}
