@@ -6,8 +6,9 @@ import java.time.Duration;
  * Paces a wall-clock publication (the session views, the rarity tables) while the projector works through a backlog:
  * a rebuild, a restart after downtime, a burst bigger than it keeps up with. Each view published then is overwritten
  * by a newer one a moment later, and publishing (encoding, the retirement rules, the view topics) is most of a run's
- * cost, so while it is behind it publishes once per {@link #MAX_DEFER} instead of every tick; a session changed by
- * several runs in that time is published once, with its newest state.
+ * cost, so while it is behind it publishes at most once per half of its lag (the newest record's age), at least once per
+ * {@link #MAX_DEFER}, instead of every tick; a session changed by several runs in that time is published once, with its
+ * newest state. The latency a deferral adds is thus at most half of the latency the backlog has already caused.
  *
  * <p>Behind means all of: records were processed since the previous tick (the input is still flowing), at least
  * {@link #BUSY_RECORDS} since the last publication, and the newest of them was appended at least {@link #BEHIND}
@@ -17,8 +18,8 @@ import java.time.Duration;
  * way, so deferring loses nothing in a crash.
  */
 final class CatchUp {
-    /** The longest time a publication is deferred. */
-    static final Duration MAX_DEFER = Duration.ofSeconds(5);
+    /** The longest time a publication is deferred; never more than half of how far behind the projector is. */
+    static final Duration MAX_DEFER = Duration.ofSeconds(30);
     /** How old (append time) the newest record processed must be for the projector to count as behind. */
     static final Duration BEHIND = Duration.ofSeconds(1);
     /** Records since the last publication below which it is never deferred. */
@@ -48,8 +49,9 @@ final class CatchUp {
         if (publishedAt == Long.MIN_VALUE) {
             publishedAt = now;
         }
-        boolean behind = sinceTick > 0 && sincePublished >= BUSY_RECORDS && now - newestTimestamp >= BEHIND.toMillis()
-                && now - publishedAt < MAX_DEFER.toMillis();
+        long lag = now - newestTimestamp;
+        boolean behind = sinceTick > 0 && sincePublished >= BUSY_RECORDS && lag >= BEHIND.toMillis()
+                && now - publishedAt < Math.min(MAX_DEFER.toMillis(), lag / 2);
         sinceTick = 0;
         if (behind) {
             return false;

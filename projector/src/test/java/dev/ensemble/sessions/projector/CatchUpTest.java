@@ -29,12 +29,29 @@ class CatchUpTest {
     }
 
     @Test
+    void deferredAtMostHalfOfTheLag() {
+        CatchUp c = new CatchUp();
+        assertThat(c.due(NOW)).isTrue();
+        long t = NOW;
+        for (int tick = 1; tick <= 100; tick++) {
+            t += 100;
+            process(c, CatchUp.BUSY_RECORDS, t - 4_000); // appended 4 s before each tick
+            if (c.due(t)) {
+                assertThat(t - NOW).as("published after half of the 4 s lag").isEqualTo(2_000);
+                return;
+            }
+        }
+        throw new AssertionError("never published");
+    }
+
+    @Test
     void neverDeferredLongerThanMaxDefer() {
         CatchUp c = new CatchUp();
         assertThat(c.due(NOW)).isTrue();
         long t = NOW;
         int due = 0;
-        for (int tick = 0; tick < 100; tick++) {
+        long ticks = 2 * CatchUp.MAX_DEFER.toMillis() / 100;
+        for (int tick = 0; tick < ticks; tick++) {
             t += 100;
             process(c, CatchUp.BUSY_RECORDS, OLD);
             if (c.due(t)) {
