@@ -17,6 +17,8 @@ import org.apache.kafka.streams.state.Stores;
  * Both sources are keyed (and partitioned) by account, so one task holds an account's views and commands.
  */
 public final class CleanupTopology {
+    /** The node name of the sweep processor. */
+    static final String SWEEPS = "sweeps";
     private CleanupTopology() {
     }
 
@@ -46,7 +48,7 @@ public final class CleanupTopology {
                 Topics.RETIREMENT_VIEW.valueSerde().deserializer(), Topics.RETIREMENT_VIEW.name());
         t.addSource("commands-source", Topics.CLEANUP_COMMANDS.keySerde().deserializer(),
                 Topics.CLEANUP_COMMANDS.valueSerde().deserializer(), Topics.CLEANUP_COMMANDS.name());
-        t.addProcessor("sweeps", () -> new SweepProcessor(config), "retirement-source", "commands-source");
+        t.addProcessor(SWEEPS, () -> new SweepProcessor(config), "retirement-source", "commands-source");
         t.addStateStore(Stores.keyValueStoreBuilder(store.apply(VIEWS), Serdes.String(),
                 AvroSerde.of(RetirementView.class)), "sweeps");
         t.addStateStore(Stores.keyValueStoreBuilder(store.apply(SCHEDULE), Serdes.String(), Serdes.Long()), "sweeps");

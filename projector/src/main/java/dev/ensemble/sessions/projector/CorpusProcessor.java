@@ -82,6 +82,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         if (e == null) {
             return;
         }
+        dev.ensemble.sessions.schema.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.CORPUS);
         catchUp.processed(record.timestamp());
         Object p = e.getPayload(); // valid and new: the deletion guard upstream refused the others
         if (p instanceof RunClaimed rc && rc.getTask() != null) {

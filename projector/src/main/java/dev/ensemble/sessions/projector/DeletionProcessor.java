@@ -66,6 +66,9 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     /** The source of every decision the projector writes. */
     static final String SOURCE = "service:projector";
 
+    /** The node names of the projector's processors (Projector.buildTopology). */
+    static final String GUARD = "deletion-guard";
+    static final String CORPUS = "corpus-stats";
     static final String CHAINS = "session-chains";
     static final String RETIREMENT = "retirement";
     static final String AUDIT_SINK = "deletion-audit-sink";
@@ -114,7 +117,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         if (e == null) {
             return;
         }
-        DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context); // a record that failed on a bug: dead-lettered
+        DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, GUARD); // failed here on a bug before: dead-lettered
         EventJson.Validation.check(e);
         if (applied.contains(e)) {
             return;

@@ -111,13 +111,13 @@ public final class Projector implements AutoCloseable {
     public static Topology buildTopology(RetirementRules.Config rules, boolean inMemoryStores) {
         java.util.function.Function<String, org.apache.kafka.streams.state.KeyValueBytesStoreSupplier> store =
                 name -> inMemoryStores ? Stores.inMemoryKeyValueStore(name) : Stores.persistentKeyValueStore(name);
-        String guard = "deletion-guard";
+        String guard = DeletionProcessor.GUARD;
         String chains = DeletionProcessor.CHAINS;
         String retirement = DeletionProcessor.RETIREMENT;
         Topology t = new Topology();
         t.addSource("events-source", Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        String corpus = "corpus-stats";
+        String corpus = DeletionProcessor.CORPUS;
         t.addProcessor(guard, () -> new DeletionProcessor(rules, List.of(chains, corpus)), "events-source");
         t.addProcessor(chains, SessionChainProcessor::new, guard);
         t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);

@@ -40,29 +40,38 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@link DeadLetterProcessingExceptionHandler} with a real broker and exactly-once: a processor that changes a live
- * object of a {@link WriteBackStore} and then throws (a bug) must leave no trace of that record in the state, the
- * record must reach the dead-letter topic with both failures named, and the partition must go on. An invalid event
+ * object of a {@link WriteBackStore} and then throws (a bug) must leave no trace of that record in its state, the
+ * processor before it must still apply the record, the record must reach the dead-letter topic with both failures
+ * named, and the partition must go on. An invalid event
  * (refused before any change) is dead-lettered at once.
  */
 class DeadLetterProcessingTest {
     private static final String IN = "dl-test-in";
     private static final String OUT = "dl-test-out";
-    private static final String STORE = "lists";
 
-    /** Appends each value to its key's list, changing the held list before its put, as the projector's rules do. */
+    /**
+     * Appends each value to its key's list, changing the held list before its put, as the projector's rules do, and
+     * forwards the list under its own node name to the output; "upstream" also forwards each record to "downstream",
+     * which has a bug on values starting with "bug".
+     */
     static final class ListProcessor implements Processor<String, String, String, String> {
+        private final String node;
         private ProcessorContext<String, String> context;
         private KeyValueStore<String, List<String>> lists;
+
+        ListProcessor(String node) {
+            this.node = node;
+        }
 
         @Override
         public void init(ProcessorContext<String, String> context) {
             this.context = context;
-            this.lists = context.getStateStore(STORE);
+            this.lists = context.getStateStore(node + "-lists");
         }
 
         @Override
         public void process(Record<String, String> record) {
-            DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context);
+            DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, node);
             if (record.value().startsWith("invalid")) {
                 throw new InvalidEventException(record.value(), "Test", "payload.value", "refused before any change");
             }
@@ -71,11 +80,14 @@ class DeadLetterProcessingTest {
                 list = new ArrayList<>();
             }
             list.add(record.value()); // the live object changes here
-            if (record.value().startsWith("bug")) {
+            if (node.equals("downstream") && record.value().startsWith("bug")) {
                 throw new IllegalStateException("a bug in the rules at " + record.value());
             }
             lists.put(record.key(), list);
-            context.forward(record.withValue(String.join(",", list)));
+            if (node.equals("upstream")) {
+                context.forward(record, "downstream");
+            }
+            context.forward(record.withKey(node).withValue(String.join(",", list)), "out");
         }
     }
 
@@ -83,6 +95,11 @@ class DeadLetterProcessingTest {
         return Serdes.serdeFrom(
                 (topic, l) -> l == null ? null : String.join("\n", l).getBytes(StandardCharsets.UTF_8),
                 (topic, b) -> b == null ? null : new ArrayList<>(Arrays.asList(new String(b, StandardCharsets.UTF_8).split("\n"))));
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void forget() {
+        DeadLetterProcessingExceptionHandler.forgetFailures();
     }
 
     @Test
@@ -94,9 +111,11 @@ class DeadLetterProcessingTest {
             }
             Topology t = new Topology();
             t.addSource("in", new StringDeserializer(), new StringDeserializer(), IN);
-            t.addProcessor("lists-processor", ListProcessor::new, "in");
-            t.addStateStore(WriteBackStore.builder(Stores.persistentKeyValueStore(STORE), listSerde(), 100), "lists-processor");
-            t.addSink("out", OUT, new StringSerializer(), new StringSerializer(), "lists-processor");
+            t.addProcessor("upstream", () -> new ListProcessor("upstream"), "in");
+            t.addProcessor("downstream", () -> new ListProcessor("downstream"), "upstream");
+            t.addStateStore(WriteBackStore.builder(Stores.persistentKeyValueStore("upstream-lists"), listSerde(), 100), "upstream");
+            t.addStateStore(WriteBackStore.builder(Stores.persistentKeyValueStore("downstream-lists"), listSerde(), 100), "downstream");
+            t.addSink("out", OUT, new StringSerializer(), new StringSerializer(), "upstream", "downstream");
             String app = "dl-test-" + UUID.randomUUID();
             KafkaStreams streams = new KafkaStreams(t, StreamsDefaults.properties(app, kafka.bootstrapServers(), stateDir, 1,
                     // the replaced thread's consumer does not leave the group: its partition moves after this timeout
@@ -115,7 +134,7 @@ class DeadLetterProcessingTest {
                     ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                     ConsumerConfig.GROUP_ID_CONFIG, "dl-test-reader"), new StringDeserializer(), new StringDeserializer())) {
                 c.subscribe(List.of(OUT, Topics.DEAD_LETTER.name()));
-                while (System.nanoTime() < until && !("a,b,c".equals(latest.get("k")) && dead.size() >= 2)) {
+                while (System.nanoTime() < until && !("a,b,c".equals(latest.get("downstream")) && dead.size() >= 2)) {
                     for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
                         if (r.topic().equals(OUT)) {
                             latest.put(r.key(), r.value());
@@ -127,11 +146,12 @@ class DeadLetterProcessingTest {
             } finally {
                 StreamsDefaults.close(streams, Duration.ofSeconds(30));
             }
-            assertThat(latest.get("k")).as("the failed record left nothing in the held list").isEqualTo("a,b,c");
+            assertThat(latest.get("downstream")).as("the failed record left nothing in the held list").isEqualTo("a,b,c");
+            assertThat(latest.get("upstream")).as("the processor before the bug still applied it").isEqualTo("a,b,bug-1,c");
             assertThat(dead).extracting(ConsumerRecord::value).containsExactlyInAnyOrder("bug-1", "invalid-1");
             ConsumerRecord<String, String> bug = dead.stream().filter(r -> r.value().equals("bug-1")).findFirst().orElseThrow();
             assertThat(header(bug, "__streams.errors.message"))
-                    .contains("processing failed before").contains("a bug in the rules at bug-1");
+                    .contains("processing failed before in downstream").contains("a bug in the rules at bug-1");
             ConsumerRecord<String, String> invalid = dead.stream().filter(r -> r.value().equals("invalid-1")).findFirst().orElseThrow();
             assertThat(header(invalid, "__streams.errors.message")).contains("payload.value: refused before any change");
         }
