@@ -5,20 +5,21 @@ import java.time.Duration;
 /**
  * Paces a wall-clock publication (the session views, the rarity tables) while the projector works through a backlog:
  * a rebuild, a restart after downtime, a burst bigger than it keeps up with. Each view published then is overwritten
- * by a newer one a moment later, and publishing (encoding, the retirement rules, the view topics) is most of a run's
- * cost, so while it is behind it publishes at most once per half of its lag (the newest record's age), at least once per
- * {@link #MAX_DEFER}, instead of every tick; a session changed by several runs in that time is published once, with its
- * newest state. The latency a deferral adds is thus at most half of the latency the backlog has already caused.
+ * by a newer one a moment later, and publishing (encoding, the retirement rules, the view topics) is a large part of
+ * a run's cost, so while it is behind it defers the publication as long as the time since the last one is under half
+ * of the newest record's age, and never longer than {@link #MAX_DEFER}, instead of publishing every tick; a session
+ * changed by several runs in that time is published once, with its newest state.
  *
  * <p>Behind means all of: records were processed since the previous tick (the input is still flowing), at least
- * {@link #BUSY_RECORDS} since the last publication, and the newest of them was appended at least {@link #BEHIND}
- * before now (records carry their append time: every producer of the log leaves the timestamp to the send). As soon
- * as a tick finds no new record, or records appended within {@link #BEHIND}, the publication is due at once, so a
- * projector that has caught up publishes every tick again. Marks of what is to be published are changelogged either
- * way, so deferring loses nothing in a crash.
+ * {@link #BUSY_RECORDS} since the last publication, and the newest of them is at least {@link #BEHIND} old by its
+ * record timestamp (the producer's send time: every producer of the log leaves the timestamp to the send; the
+ * records Streams itself writes there keep their input's). As soon as a tick finds no new record, or a record younger
+ * than {@link #BEHIND}, the publication is due at once, so a projector that has caught up publishes every tick again.
+ * Marks of what is to be published are changelogged either way, so deferring loses nothing in a crash, and a long
+ * publication is spread over several ticks ({@link Projector#PUBLICATION_BUDGET}).
  */
 final class CatchUp {
-    /** The longest time a publication is deferred; never more than half of how far behind the projector is. */
+    /** The longest time a publication is deferred. */
     static final Duration MAX_DEFER = Duration.ofSeconds(30);
     /** How old (append time) the newest record processed must be for the projector to count as behind. */
     static final Duration BEHIND = Duration.ofSeconds(1);

@@ -55,6 +55,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     private final Map<String, CorpusStats> live = new HashMap<>();
     private final Map<String, Long> nextSeq = new HashMap<>();
     private final CatchUp catchUp = new CatchUp();
+    private boolean draining; // a publication left marks for the next tick (Projector.PUBLICATION_BUDGET)
     private TextAnalysis analysis;
     private SessionChoiceConfig analysed;
 
@@ -161,17 +162,17 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     }
 
     private void publish() {
-        if (!catchUp.due(context.currentSystemTimeMs())) {
+        if (!draining && !catchUp.due(context.currentSystemTimeMs())) {
             return; // behind the log: published together a little later (CatchUp)
         }
         int capacity = config.current().limits().corpusTasks();
-        PendingMarks.drain(pending, (table, seq) -> {
+        draining = !PendingMarks.drain(pending, (table, seq) -> {
             CorpusStats stats = load(table, capacity);
             // the view's sequence is the newest document's: it grows with every change
             CorpusView view = new CorpusView(stats.account(), stats.computerId(), nextSeq.get(table), stats.n(),
                     ByteBuffer.wrap(stats.toBytes()));
             context.forward(new Record<>(table, view, context.currentSystemTimeMs()));
-        });
+        }, Projector.PUBLICATION_BUDGET);
     }
 
     /** {@code <table>/<seq>} with the sequence zero-padded to 19 digits, so that key order is sequence order. */

@@ -45,9 +45,17 @@ public final class Projector implements AutoCloseable {
     /**
      * How often the views of changed sessions are forwarded to {@code sessions.view.sessions} and the retirement
      * rules (wall-clock time): a session changed by several events in this time is published once, with its
-     * newest state. A view's added latency is at most this.
+     * newest state. A caught-up projector adds at most this to a view's latency; one working through a backlog
+     * publishes less often ({@link CatchUp}).
      */
     public static final Duration VIEW_EMIT_INTERVAL = Duration.ofMillis(100);
+
+    /**
+     * The longest one publication (of session views, of rarity tables) runs in one punctuation; what is left is
+     * published at the next ticks. Its output joins the task's open transaction, which must commit within the
+     * exactly-once producer's transaction timeout (10 s).
+     */
+    static final Duration PUBLICATION_BUDGET = Duration.ofSeconds(1);
 
     /** The Streams application id (its consumer group and the prefix of its internal topics). */
     public static final String APPLICATION_ID = "ensemble-projector";

@@ -39,6 +39,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     private KeyValueStore<String, Long> pending;
     private long timestamp;
     private final CatchUp catchUp = new CatchUp();
+    private boolean draining; // a publication left marks for the next tick (Projector.PUBLICATION_BUDGET)
 
 
     @Override
@@ -55,15 +56,15 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     /** Forwards the newest view of every session changed since the last call (its record time: the last change's). */
     private void emitPending() {
-        if (!catchUp.due(context.currentSystemTimeMs())) {
+        if (!draining && !catchUp.due(context.currentSystemTimeMs())) {
             return; // behind the log: published together a little later (CatchUp)
         }
-        PendingMarks.drain(pending, (key, time) -> {
+        draining = !PendingMarks.drain(pending, (key, time) -> {
             SessionView s = sessions.get(key);
             if (s != null) {
                 context.forward(new Record<>(key, s, time));
             }
-        });
+        }, Projector.PUBLICATION_BUDGET);
     }
 
     @Override
