@@ -6,9 +6,14 @@ import dev.ensemble.sessions.schema.EventTypes;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
 import io.javalin.http.sse.SseClient;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -22,6 +27,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code GET /api/events/stream?after=CURSOR}: a live server-sent-events stream of the caller's account's events
@@ -40,6 +47,7 @@ final class EventStream implements AutoCloseable {
     private final String bootstrapServers;
     private final SessionEventBuffers seen;
     private volatile boolean closed;
+    private Admin admin; // created on first use, guarded by this
 
     /** @param seen the gateway's reading of the whole log: where each eventId's first copy is, so a later copy is skipped */
     EventStream(String bootstrapServers, SessionEventBuffers seen) {
@@ -77,27 +85,56 @@ final class EventStream implements AutoCloseable {
     Cursor check(String account, String cursor) {
         if (cursor == null || cursor.isBlank()) return null;
         Cursor from = Cursor.parse(cursor.trim());
-        try (KafkaConsumer<String, byte[]> c = consumer("check")) {
-            int partition = Keys.accountPartition(account, c.partitionsFor(Topics.EVENTS.name(), Duration.ofSeconds(30)).size());
-            if (from.partition() != partition) {
-                throw ApiError.badRequest("cursor " + from + " is not of your account's partition " + partition + "; start again without a cursor");
+        Map<TopicPartition, Long> ends = endOffsets();
+        int partition = Keys.accountPartition(account, ends.size());
+        if (from.partition() != partition) {
+            throw ApiError.badRequest("cursor " + from + " is not of your account's partition " + partition + "; start again without a cursor");
+        }
+        long end = ends.get(new TopicPartition(Topics.EVENTS.name(), partition));
+        if (from.offset() >= end) {
+            if (end == 0) {
+                throw new ApiError(400, "cursor_ahead", "cursor " + from + " is ahead of the log, which holds nothing in your"
+                        + " account's partition yet (a cursor from a log since reset?); start again without a cursor");
             }
-            TopicPartition tp = new TopicPartition(Topics.EVENTS.name(), partition);
-            long end = c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
-            if (from.offset() >= end) {
-                if (end == 0) {
-                    throw new ApiError(400, "cursor_ahead", "cursor " + from + " is ahead of the log, which holds nothing in your"
-                            + " account's partition yet (a cursor from a log since reset?); start again without a cursor");
-                }
-                Cursor latest = new Cursor(partition, end - 1);
-                throw new ApiError(400, "cursor_ahead", "cursor " + from + " is ahead of the log, which ends at " + latest
-                        + " in your account's partition (a cursor from a log since reset?); resume after " + latest
-                        + " for what comes next, or start again without a cursor for everything").with("latest", latest.toString());
-            }
-        } catch (org.apache.kafka.common.errors.TimeoutException e) {
-            throw new ApiError(503, "unavailable", "the event log did not answer in time; try again");
+            Cursor latest = new Cursor(partition, end - 1);
+            throw new ApiError(400, "cursor_ahead", "cursor " + from + " is ahead of the log, which ends at " + latest
+                    + " in your account's partition (a cursor from a log since reset?); resume after " + latest
+                    + " for what comes next, or start again without a cursor for everything").with("latest", latest.toString());
         }
         return from;
+    }
+
+    /**
+     * The last stable offsets of every partition of {@code sessions.events} now, through one admin client the gateway
+     * shares (no client per request); a 503 {@link ApiError} when the broker does not answer within 5 s.
+     */
+    Map<TopicPartition, Long> endOffsets() {
+        try {
+            Admin a = admin();
+            String topic = Topics.EVENTS.name();
+            int n = a.describeTopics(List.of(topic)).allTopicNames().get(5, TimeUnit.SECONDS).get(topic).partitions().size();
+            Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
+            for (int i = 0; i < n; i++) ask.put(new TopicPartition(topic, i), OffsetSpec.latest());
+            Map<TopicPartition, Long> out = new HashMap<>();
+            a.listOffsets(ask, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(5, TimeUnit.SECONDS)
+                    .forEach((tp, info) -> out.put(tp, info.offset()));
+            return out;
+        } catch (java.util.concurrent.TimeoutException | ExecutionException e) {
+            throw new ApiError(503, "unavailable", "the event log did not answer in time; try again");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiError(503, "unavailable", "interrupted while reading the event log's end; try again");
+        }
+    }
+
+    private synchronized Admin admin() {
+        if (closed) throw new ApiError(503, "unavailable", "the gateway is stopping");
+        if (admin == null) {
+            admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                    AdminClientConfig.CLIENT_ID_CONFIG, "ensemble-gateway-offsets-" + UUID.randomUUID(),
+                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000));
+        }
+        return admin;
     }
 
     /** Serves one subscriber until it disconnects, on the request's own thread (one server thread per subscriber). */
@@ -156,6 +193,12 @@ final class EventStream implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
+        Admin a;
+        synchronized (this) {
+            closed = true;
+            a = admin;
+            admin = null;
+        }
+        if (a != null) a.close(Duration.ofSeconds(5));
     }
 }

@@ -35,11 +35,9 @@ public final class SessionEventsFeed implements AutoCloseable {
     private final CountDownLatch caughtUp = new CountDownLatch(1);
     private final Thread thread;
     private volatile boolean running = true;
-    /** Guards readToEndOnce and readToEndSince. */
-    private final Object readToEnd = new Object();
-    /** Whether a poll found nothing new yet, and ({@link System#nanoTime()}) when the latest such poll began. */
-    private boolean readToEndOnce;
-    private long readToEndSince;
+    /** The consumer's positions after its latest poll (read_committed: at most the last stable offsets); guarded by itself. */
+    private final Object positionsLock = new Object();
+    private Map<TopicPartition, Long> positions = Map.of();
 
     /** @param windowBytes the retained window per session in bytes (see {@link SessionEventBuffers}) */
     public SessionEventsFeed(String bootstrapServers, long windowBytes) {
@@ -76,20 +74,28 @@ public final class SessionEventsFeed implements AutoCloseable {
     }
 
     /**
-     * Waits until a read that began at or after {@code since} ({@link System#nanoTime()}) found nothing new, i.e. until the
-     * buffers hold what the log held at {@code since}; false on timeout. A reader whose cursor is ahead of its session
-     * asks this first: another gateway instance may simply have read the log a moment sooner.
+     * Waits until the feed has read every partition up to {@code ends} (offsets, e.g. the log's last stable offsets
+     * taken when a request came), i.e. until the buffers hold what the log held then; false on timeout. A reader whose
+     * cursor is ahead of its session asks this first: another gateway instance may simply have read the log sooner.
      */
-    public boolean awaitReadToEndSince(long since, Duration timeout) throws InterruptedException {
+    public boolean awaitPositions(Map<TopicPartition, Long> ends, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (readToEnd) {
-            while (!readToEndOnce || readToEndSince - since < 0) {
+        synchronized (positionsLock) {
+            while (!reached(ends)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) return false;
-                TimeUnit.NANOSECONDS.timedWait(readToEnd, left);
+                TimeUnit.NANOSECONDS.timedWait(positionsLock, left);
             }
             return true;
         }
+    }
+
+    private boolean reached(Map<TopicPartition, Long> ends) {
+        for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
+            Long at = positions.get(e.getKey());
+            if (at == null || at < e.getValue()) return false;
+        }
+        return true;
     }
 
     private void run() {
@@ -101,7 +107,6 @@ public final class SessionEventsFeed implements AutoCloseable {
             consumer.seekToBeginning(parts);
             Map<TopicPartition, Long> end = consumer.endOffsets(parts);
             while (running) {
-                long began = System.nanoTime();
                 var records = consumer.poll(Duration.ofMillis(200));
                 for (ConsumerRecord<String, byte[]> r : records) {
                     Event e;
@@ -115,12 +120,11 @@ public final class SessionEventsFeed implements AutoCloseable {
                                 EventJson.toJson(e).toString());
                     }
                 }
-                if (records.isEmpty()) {
-                    synchronized (readToEnd) {
-                        readToEndOnce = true;
-                        readToEndSince = began;
-                        readToEnd.notifyAll();
-                    }
+                Map<TopicPartition, Long> now = new HashMap<>();
+                for (TopicPartition tp : parts) now.put(tp, consumer.position(tp));
+                synchronized (positionsLock) {
+                    positions = now;
+                    positionsLock.notifyAll();
                 }
                 if (!caughtUp()) {
                     boolean done = true;

@@ -64,7 +64,6 @@ final class Subscriptions implements AutoCloseable {
     }
 
     private void sessionEvents(Context ctx) throws IOException, InterruptedException {
-        long asked = System.nanoTime();
         Principal me = ctx.attribute("principal");
         if (!feed.caughtUp()) {
             throw new ApiError(503, "unavailable", "the gateway is still reading the event log after a start; try again in a few seconds");
@@ -77,7 +76,7 @@ final class Subscriptions implements AutoCloseable {
         if (page == null) throw ApiError.notFound("no session '" + id + "' in your account");
         if (after > page.latest()) {
             // ahead of what this gateway has read: first read the log up to now (another instance may have been quicker)
-            if (!feed.awaitReadToEndSince(asked, AHEAD_WAIT)) {
+            if (!feed.awaitPositions(stream.endOffsets(), AHEAD_WAIT)) {
                 throw new ApiError(503, "unavailable", "the gateway has not read the event log up to cursor " + after + " yet; try again");
             }
             page = feed.buffers().read(me.account(), id, after, limit);

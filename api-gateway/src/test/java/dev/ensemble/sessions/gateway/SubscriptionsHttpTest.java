@@ -203,6 +203,32 @@ class SubscriptionsHttpTest {
         }
     }
 
+    @Test
+    void aCursorAheadIsRefusedPromptlyWhileOtherEventsKeepArriving() throws Exception {
+        post("t-bo", claim("acct-bo", "busy-1", null));
+        awaitEvents("/api/agent/sessions/busy-1/events", "t-bo", 1);
+        java.util.concurrent.atomic.AtomicBoolean busy = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread traffic = new Thread(() -> {
+            for (int i = 0; busy.get(); i++) {
+                try {
+                    post("t-ana", claim("acct-ana", "traffic-" + i, null)); // an event every few ms, no quiet poll
+                } catch (Exception e) {
+                    return;
+                }
+            }
+        });
+        traffic.start();
+        try {
+            Thread.sleep(500);
+            HttpResponse<String> ahead = get("/api/agent/sessions/busy-1/events?after=90", "t-bo");
+            assertThat(ahead.statusCode()).as("not a 503 for want of a quiet moment: " + ahead.body()).isEqualTo(400);
+            assertThat(JSON.readTree(ahead.body()).get("error").asText()).isEqualTo("cursor_ahead");
+        } finally {
+            busy.set(false);
+            traffic.join();
+        }
+    }
+
     /** The stream's answer: its status, content type and, when it is not a stream, its body (a stream is closed unread). */
     record Answer(int status, String contentType, String body) {
     }

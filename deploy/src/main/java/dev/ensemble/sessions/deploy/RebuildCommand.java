@@ -83,8 +83,10 @@ final class RebuildCommand implements Callable<Integer> {
                 });
                 if (!done) throw new IllegalStateException("the replay did not finish within 6 hours");
                 long caughtUp = System.nanoTime();
-                ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofMinutes(5));
-                return new Result(total, Duration.ofNanos(caughtUp - start));
+                long[] lastView = {caughtUp};
+                ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofMinutes(5), t -> lastView[0] = t);
+                // done when every event is processed and the last view it changed is published
+                return new Result(total, Duration.ofNanos(Math.max(caughtUp, lastView[0]) - start));
             } finally {
                 if (bar != null) bar.close();
             }

@@ -142,6 +142,16 @@ public final class ProjectorRebuild {
      * @return false on timeout
      */
     public static boolean awaitViewsSettled(Admin admin, Duration quiet, Duration timeout) throws InterruptedException {
+        return awaitViewsSettled(admin, quiet, timeout, t -> { });
+    }
+
+    /**
+     * As {@link #awaitViewsSettled(Admin, Duration, Duration)}, also giving {@code lastChange} the {@link System#nanoTime()}
+     * at which the view topics' end offsets were last seen to move (the call's start when they never moved): when the
+     * last view was published, give or take one poll (250 ms).
+     */
+    public static boolean awaitViewsSettled(Admin admin, Duration quiet, Duration timeout, LongConsumer lastChange)
+            throws InterruptedException {
         try {
             List<TopicPartition> parts = new ArrayList<>();
             for (String t : List.of(Topics.SESSIONS_VIEW.name(), Topics.CORPUS_VIEW.name(), Topics.RETIREMENT_VIEW.name(), Topics.DELETION_AUDIT.name())) {
@@ -160,6 +170,7 @@ public final class ProjectorRebuild {
                     stableSince = System.nanoTime();
                 }
             }
+            lastChange.accept(stableSince);
             return true;
         } catch (ExecutionException e) {
             throw new IllegalStateException("could not read the view topics' offsets: " + e.getCause().getMessage(), e.getCause());
