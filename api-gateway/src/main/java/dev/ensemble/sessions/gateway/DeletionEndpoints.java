@@ -252,7 +252,7 @@ final class DeletionEndpoints {
     }
 
     private static JsonNode body(Context ctx) {
-        String text = ctx.body();
+        String text = Gateway.body(ctx);
         if (text == null || text.isBlank()) {
             return N.objectNode();
         }

@@ -126,8 +126,7 @@ public final class Gateway implements AutoCloseable {
         });
         app.exception(io.javalin.http.HttpResponseException.class, (e, ctx) -> ctx.status(e.getStatus()).json(switch (e.getStatus()) {
             case 404 -> error("not_found", "no such endpoint: " + ctx.method() + " " + ctx.path() + " (see /api/openapi.yaml)");
-            case 413 -> error("too_large", "the request body is over " + MAX_BODY_BYTES + " bytes; split it (e.g. a batch into"
-                    + " smaller batches: each event is answered on its own, so nothing is lost)");
+            case 413 -> error("too_large", TOO_LARGE);
             default -> error("http_" + e.getStatus(), e.getMessage());
         }));
         app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
@@ -224,7 +223,7 @@ public final class Gateway implements AutoCloseable {
         Principal me = principal(ctx);
         JsonNode body;
         try {
-            body = EventJson.mapper().readTree(ctx.body());
+            body = EventJson.mapper().readTree(body(ctx));
         } catch (IOException e) {
             throw ApiError.badJson(e);
         }
@@ -305,9 +304,40 @@ public final class Gateway implements AutoCloseable {
         ctx.status(202).json(answer);
     }
 
+    private static final String BODY = "ensemble.body";
+    private static final String TOO_LARGE = "the request body is over " + MAX_BODY_BYTES + " bytes; split it (e.g. a batch into"
+            + " smaller batches: each event is answered on its own, so nothing is lost)";
+
+    /**
+     * The request body as text (UTF-8), at most {@link #MAX_BODY_BYTES}: Javalin refuses a longer declared
+     * Content-Length (413), and a body sent chunked, with no length, is read here with the same limit and refused the
+     * same way ({@code too_large}) once it passes it, without reading the rest.
+     */
+    static String body(Context ctx) {
+        if (ctx.req().getContentLengthLong() >= 0) {
+            return ctx.body();
+        }
+        String cached = ctx.attribute(BODY);
+        if (cached != null) {
+            return cached;
+        }
+        byte[] bytes;
+        try {
+            bytes = ctx.req().getInputStream().readNBytes((int) MAX_BODY_BYTES + 1);
+        } catch (IOException e) {
+            throw ApiError.badRequest("the request body could not be read: " + e.getMessage());
+        }
+        if (bytes.length > MAX_BODY_BYTES) {
+            throw new ApiError(413, "too_large", TOO_LARGE);
+        }
+        String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+        ctx.attribute(BODY, text);
+        return text;
+    }
+
     private static JsonNode readJson(Context ctx) {
         try {
-            return EventJson.mapper().readTree(ctx.body());
+            return EventJson.mapper().readTree(body(ctx));
         } catch (IOException e) {
             throw ApiError.badJson(e);
         }
@@ -324,7 +354,7 @@ public final class Gateway implements AutoCloseable {
         }
         try {
             String q = ctx.queryString() == null ? "" : "?" + ctx.queryString();
-            String body = ctx.body();
+            String body = body(ctx);
             HttpRequest req = HttpRequest.newBuilder(URI.create("http://" + owner.get() + ctx.path() + q))
                     .header("Authorization", ctx.header("Authorization"))
                     .header("X-Ensemble-Forwarded", self)

@@ -284,6 +284,20 @@ class GatewayHttpTest {
         assertThat(tooLarge.statusCode()).isEqualTo(413);
         assertThat(JSON.readTree(tooLarge.body()).get("error").asText()).isEqualTo("too_large");
         assertThat(JSON.readTree(tooLarge.body()).get("message").asText()).contains("over 1000000 bytes").contains("split it");
+        // the same limit for a body sent chunked (no Content-Length): 2 MB of spaces
+        byte[] twoMegabytes = " ".repeat(2_000_000).getBytes();
+        for (String path : List.of("/api/events", "/api/session-choice")) {
+            HttpResponse<String> chunked = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + path))
+                    .header("Authorization", "Bearer " + ANA).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(twoMegabytes))).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(chunked.statusCode()).as(path + ": " + chunked.body()).isEqualTo(413);
+            assertThat(JSON.readTree(chunked.body()).get("error").asText()).isEqualTo("too_large");
+        }
+        HttpResponse<String> smallChunked = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events"))
+                .header("Authorization", "Bearer " + ANA).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream("[]".getBytes()))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(smallChunked.statusCode()).as("a small chunked body is read as usual: " + smallChunked.body()).isNotEqualTo(413);
                 HttpResponse<String> spec = get("/api/openapi.yaml", null);
         assertThat(spec.statusCode()).isEqualTo(200);
         assertThat(spec.body()).contains("/api/agent/sessions/{id}").contains("/api/events").contains("/api/me");
