@@ -26,8 +26,8 @@ import java.util.Map;
 /**
  * The JSON form of events, as {@code POST /api/events} takes them and as the API returns them
  * ({@code shared/contract/events-example.jsonl}): the envelope's fields at the top, {@code "type"} naming the
- * payload record, and {@code "payload"} holding it. Times are ISO-8601 instants (epoch milliseconds are
- * accepted too), enums their symbols (any case), nullable fields may be null or left out, fields with a
+ * payload record, and {@code "payload"} holding it. Times are ISO-8601 instants (epoch milliseconds from
+ * 2000-01-01 on are accepted too; a smaller number, such as epoch seconds, is refused), enums their symbols (any case), nullable fields may be null or left out, fields with a
  * default may be left out, unknown fields are ignored. {@code recordedAt} is set from the clock when absent.
  *
  * <p>The conversion is driven by the Avro schema, so a field added to a schema is mapped without code.
@@ -369,8 +369,15 @@ public final class EventJson {
             }
         }
 
+        /** 2000-01-01T00:00:00Z: a number below it is taken for a mistake (epoch seconds of today are about 1.8e9). */
+        static final long EARLIEST_EPOCH_MILLI = 946_684_800_000L;
+
         private Instant instant(JsonNode n, String path) {
             if (n.isIntegralNumber()) {
+                if (!n.canConvertToLong() || n.asLong() < EARLIEST_EPOCH_MILLI) {
+                    throw error(path, n.asText() + " is not epoch milliseconds of this century (seconds?); send an ISO-8601"
+                            + " instant such as 2026-11-02T09:00:05Z");
+                }
                 return Instant.ofEpochMilli(n.asLong());
             }
             if (n.isTextual()) {

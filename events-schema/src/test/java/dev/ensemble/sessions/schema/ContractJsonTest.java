@@ -94,6 +94,11 @@ class ContractJsonTest {
         String badTime = json.replace("\"2026-11-02T09:00:00Z\"", "\"yesterday\"").replace("\"lots\"", "1");
         assertThatThrownBy(() -> EventJson.parse(badTime, CLOCK))
                 .hasMessageContaining("EngineEvent e3: occurredAt: 'yesterday' is not an ISO-8601 instant");
+        String seconds = json.replace("\"2026-11-02T09:00:00Z\"", "1793610000").replace("\"lots\"", "1");
+        assertThatThrownBy(() -> EventJson.parse(seconds, CLOCK))
+                .hasMessageContaining("EngineEvent e3: occurredAt: 1793610000 is not epoch milliseconds of this century (seconds?)");
+        String millis = json.replace("\"2026-11-02T09:00:00Z\"", "1793610000000").replace("\"lots\"", "1");
+        assertThat(EventJson.parse(millis, CLOCK).getOccurredAt()).isEqualTo(java.time.Instant.ofEpochMilli(1793610000000L));
         String badEnum = "{\"eventId\":\"e4\",\"type\":\"RunStatusChanged\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
                 + "\"payload\":{\"runId\":\"r1\",\"status\":\"SLEEPING\"}}";
         assertThatThrownBy(() -> EventJson.parse(badEnum, CLOCK))
