@@ -157,6 +157,7 @@ final class EventStream implements AutoCloseable {
             while (!client.terminated() && !closed) {
                 boolean sent = false;
                 for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofSeconds(1))) {
+                    if (client.terminated()) break; // the client left: nothing more is sent (each send would log a warning)
                     if (!account.equals(r.key())) continue;
                     Event e;
                     try {
@@ -170,7 +171,7 @@ final class EventStream implements AutoCloseable {
                     client.sendEvent(EventTypes.typeOf(e), EventJson.toJson(e).toString(), new Cursor(partition, r.offset()).toString());
                     sent = true;
                 }
-                if (!sent) client.sendComment("keep-alive");
+                if (!sent && !client.terminated()) client.sendComment("keep-alive");
             }
         } catch (WakeupException e) {
             // the client left
