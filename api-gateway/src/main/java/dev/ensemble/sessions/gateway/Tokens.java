@@ -101,11 +101,11 @@ public final class Tokens {
         byHash.forEach((h, p) -> root.putObject(h).put("account", p.account()).put("role", p.role()).put("subject", p.subject()));
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
-            Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-            Files.deleteIfExists(tmp);
-            if (posix(tmp)) {
-                Files.createFile(tmp, PosixFilePermissions.asFileAttribute(OWNER_ONLY)); // never readable by others
-            }
+            Path dir = file.toAbsolutePath().getParent();
+            // a fresh file of its own (two writers never share one), never readable by others
+            Path tmp = posix(dir)
+                    ? Files.createTempFile(dir, file.getFileName() + ".", ".tmp", PosixFilePermissions.asFileAttribute(OWNER_ONLY))
+                    : Files.createTempFile(dir, file.getFileName() + ".", ".tmp");
             JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), root);
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {

@@ -12,9 +12,11 @@ import java.util.Objects;
 /**
  * Value equality of Avro records by their schema, for the generated classes with logical types (java.time.Instant
  * fields): their generated {@code equals} goes through {@code SpecificData.compare}, which knows no conversions and
- * cannot compare an Instant. Two records are equal here exactly when their binary encodings are, without encoding
- * them: records field by field, arrays and maps element by element, strings by their characters, every other value
- * (Instant, Long, Double, ByteBuffer, enum) by {@code equals}.
+ * cannot compare an Instant. Records compare field by field, arrays element by element, maps entry by entry (in any
+ * order), strings by their characters, every other value (Instant, Long, Double, ByteBuffer, enum) by {@code equals}.
+ * For records without maps and with millisecond Instants (the views) that is exactly when their binary encodings are
+ * equal; elsewhere it can differ from the encodings only where the values differ in ways the encoding drops
+ * (sub-millisecond instants) or keeps (a map's order).
  */
 public final class AvroEquality {
     private AvroEquality() {
@@ -32,14 +34,15 @@ public final class AvroEquality {
             return false;
         }
         for (Schema.Field f : a.getSchema().getFields()) {
-            if (!f.name().equals(ignored) && !equal(a.get(f.pos()), b.get(f.pos()), f.schema())) {
+            if (!f.name().equals(ignored) && !equal(a.get(f.pos()), b.get(f.pos()), f.schema(), a)) {
                 return false;
             }
         }
         return true;
     }
 
-    private static boolean equal(Object a, Object b, Schema s) {
+    /** @param owner the record the values belong to (its generated class knows the conversions of its unions) */
+    private static boolean equal(Object a, Object b, Schema s, IndexedRecord owner) {
         if (a == b) {
             return true;
         }
@@ -55,7 +58,7 @@ public final class AvroEquality {
                     return false;
                 }
                 for (int i = 0; i < x.size(); i++) {
-                    if (!equal(x.get(i), y.get(i), s.getElementType())) {
+                    if (!equal(x.get(i), y.get(i), s.getElementType(), owner)) {
                         return false;
                     }
                 }
@@ -67,8 +70,7 @@ public final class AvroEquality {
                     return false;
                 }
                 for (Map.Entry<?, ?> e : x.entrySet()) {
-                    Object other = y.get(e.getKey());
-                    if (other == null || !equal(e.getValue(), other, s.getValueType())) {
+                    if (!y.containsKey(e.getKey()) || !equal(e.getValue(), y.get(e.getKey()), s.getValueType(), owner)) {
                         return false;
                     }
                 }
@@ -77,12 +79,12 @@ public final class AvroEquality {
             case UNION: {
                 List<Schema> types = s.getTypes();
                 if (types.size() == 2 && types.get(0).getType() == Schema.Type.NULL) {
-                    return equal(a, b, types.get(1)); // ["null", X], both present
+                    return equal(a, b, types.get(1), owner); // ["null", X], both present
                 }
-                // a union of several types: a logical type's branch needs the conversions of the generated classes
-                GenericData model = SpecificData.getForSchema(s);
+                // a union of several types: a logical type's branch needs the conversions of the generated class
+                GenericData model = SpecificData.getForClass(owner.getClass());
                 int i = model.resolveUnion(s, a);
-                return i == model.resolveUnion(s, b) && equal(a, b, types.get(i));
+                return i == model.resolveUnion(s, b) && equal(a, b, types.get(i), owner);
             }
             case STRING:
                 return a.toString().contentEquals((CharSequence) b);
