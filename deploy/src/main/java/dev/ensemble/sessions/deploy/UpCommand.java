@@ -168,7 +168,7 @@ final class UpCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         requireFreePort(port); // before the broker and the services start: nothing to stop
         DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
-        Files.createDirectories(data.root());
+        data.createPrivate(); // owner-only, also when it exists already
         String who = account != null ? account : System.getProperty("user.name", "local");
         List<AutoCloseable> running = new ArrayList<>();
         // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)

@@ -52,6 +52,20 @@ class UpCommandTest {
     }
 
     @Test
+    void upMakesAnExistingDataFolderOwnerOnlyFirst(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        Files.createDirectories(data);
+        org.junit.jupiter.api.Assumptions.assumeTrue(data.getFileSystem().supportedFileAttributeViews().contains("posix"));
+        Files.setPosixFilePermissions(data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (AutoCloseable running = LocalKafka.holdDataFolder(data)) { // ends this 'up' right after it prepared the folder
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(new StringWriter(), true));
+            assertThat(cli.execute("up", "--data-dir", data.toString(), "--port", "0", "--kafka-port", "0", "--no-import")).isEqualTo(1);
+        }
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rwx------");
+    }
+
+    @Test
     void theHolderOfADataFolderIsNamedByItsCommand() {
         assertThat(UpCommand.holder(4242, java.util.List.of("-Xmx2g", "-jar", "/x/ensemble-sessions.jar", "up", "--port", "8081")))
                 .isEqualTo("another 'up' (process 4242)");
