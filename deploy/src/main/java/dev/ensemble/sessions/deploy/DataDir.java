@@ -2,21 +2,29 @@ package dev.ensemble.sessions.deploy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 
 /**
- * The local system's data folder (default {@code ~/.ensemble-sessions}, where {@code ~} is {@code $HOME}):
+ * The local system's data folder (default {@code ~/.ensemble-sessions}, where {@code ~} is {@code $HOME}; owner-only,
+ * see {@link #createPrivate()}):
  * {@code kafka/} (the broker's log), {@code state/} (the services' stores), {@code token} (the local
  * person's bearer token), {@code tokens.json} (hashes of every token; both owner-only), {@code computer-id},
  * {@code import-state.json}, and {@code endpoints.json} (where the running system listens).
  */
 record DataDir(Path root) {
     static final ObjectMapper JSON = new ObjectMapper();
+    private static final Logger LOG = LoggerFactory.getLogger(DataDir.class);
+    private static final Set<PosixFilePermission> OWNER_ONLY_FOLDER = PosixFilePermissions.fromString("rwx------");
 
     /** {@code $HOME} (the environment's, which a user may point elsewhere), else Java's user.home. */
     static Path home() {
@@ -50,6 +58,43 @@ record DataDir(Path root) {
 
     Path endpoints() {
         return root.resolve("endpoints.json");
+    }
+
+    /**
+     * Creates the data folder so that only its owner can enter it ({@code rwx------}, whatever the umask), or makes an
+     * existing one so, on a file system with POSIX permissions: the event log and the services' stores in it hold
+     * prompts and summaries, and the files Kafka writes there are readable by everyone under a usual umask, so the folder
+     * itself keeps them from other users. Missing parent folders are created as usual. When an existing folder's
+     * permissions cannot be changed (another user owns it), a warning says so and the start goes on.
+     *
+     * @throws IOException when the folder cannot be created (or {@link #root} is a file)
+     */
+    void createPrivate() throws IOException {
+        if (!root.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+            Files.createDirectories(root); // its own access rules apply (e.g. the user's profile folder on Windows)
+            return;
+        }
+        Path parent = root.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        try {
+            Files.createDirectory(root, PosixFilePermissions.asFileAttribute(OWNER_ONLY_FOLDER));
+            return;
+        } catch (FileAlreadyExistsException e) {
+            if (!Files.isDirectory(root)) {
+                throw e;
+            }
+        }
+        try {
+            if (!Files.getPosixFilePermissions(root).equals(OWNER_ONLY_FOLDER)) {
+                Files.setPosixFilePermissions(root, OWNER_ONLY_FOLDER);
+                LOG.info("Made the data folder {} accessible to its owner only (rwx------)", root);
+            }
+        } catch (IOException e) {
+            LOG.warn("Cannot make the data folder {} accessible to its owner only ({}); other users may read its files",
+                    root, e.toString());
+        }
     }
 
     /**

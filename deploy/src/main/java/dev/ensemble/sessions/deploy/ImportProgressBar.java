@@ -11,9 +11,11 @@ import java.nio.file.Path;
 
 /**
  * Draws a progress bar (in MiB read) while an import reads more than {@value #MIN_BYTES} bytes, and prints the
- * import's one-line summary when it read anything, and always for the first import (so a restart that finds nothing
- * new says so: {@code imported nothing new (12 transcript files unchanged)}). Later imports that read nothing (the
- * importer polls every few seconds) stay quiet.
+ * import's one-line summary when it read or sent anything (a session marked idle after 30 minutes sends an event
+ * without reading a file), and always for the first import (so a restart that finds nothing new says so:
+ * {@code imported nothing new (12 transcript files unchanged)}). Later imports that neither read nor sent anything (the
+ * importer polls every few seconds) stay quiet. This line is the only one: the launcher's logging leaves out the
+ * computer agent's log line of the same summary.
  */
 final class ImportProgressBar implements ImportProgress {
     static final long MIN_BYTES = 2L * 1024 * 1024;
@@ -50,7 +52,7 @@ final class ImportProgressBar implements ImportProgress {
             bar.close();
             bar = null;
         }
-        if (first || announced || !summary.skippedFiles().isEmpty() && summary.filesRead() > 0) {
+        if (first || announced || summary.events() > 0 || !summary.skippedFiles().isEmpty() && summary.filesRead() > 0) {
             out.println(line(summary));
         }
         announced = false;

@@ -23,6 +23,7 @@ import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -35,6 +36,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -64,7 +66,8 @@ import java.util.function.IntUnaryOperator;
  * Kafka thread, and the broker is marked as failed ({@link #failure()}).
  *
  * <p>Thread-safe. One data folder serves one broker at a time: {@code localkafka.lock} is held while the broker
- * runs, so a second start on the same folder, in this or another process, fails before touching the storage.
+ * runs (it holds the running process's id), so a second start on the same folder, in this or another process, fails
+ * with {@link InUse} before touching the storage.
  * (Kafka's own {@code .lock} files in {@code metadata/} and {@code logs/} are a second line against other Kafka
  * processes; with the metadata log inside {@code logs/}, a second combined-mode broker would open and corrupt it
  * before Kafka's lock on that folder stopped it.)
@@ -121,8 +124,9 @@ public final class LocalKafka implements AutoCloseable {
      * @param port    client port on {@value #HOST}, 1..65535, or 0 for any free port
      * @return the running broker; close it to stop it
      * @throws IllegalArgumentException if {@code port} is out of range
-     * @throws IllegalStateException    if {@code dataDir/kafka} is in use by another {@code LocalKafka} (in this or
-     *                                  another process), the storage cannot be formatted or read (e.g. it belongs
+     * @throws InUse                   if {@code dataDir/kafka} is in use by another {@code LocalKafka} (in this or
+     *                                  another process)
+     * @throws IllegalStateException    if the storage cannot be formatted or read (e.g. it belongs
      *                                  to another node id), or the broker fails to start
      * @throws UncheckedIOException     if {@code dataDir/kafka} cannot be created or locked
      */
@@ -170,6 +174,17 @@ public final class LocalKafka implements AutoCloseable {
             lock.close();
             throw e;
         }
+    }
+
+    /**
+     * Holds {@code dataDir/kafka} as a running broker does, without starting one (for tests of a second start).
+     *
+     * @throws InUse if another {@code LocalKafka} holds it
+     */
+    static AutoCloseable holdDataFolder(Path dataDir) throws IOException {
+        Path kafkaDir = dataDir.toAbsolutePath().resolve("kafka");
+        Files.createDirectories(kafkaDir);
+        return DataDirLock.acquire(kafkaDir.resolve(LOCK_FILE));
     }
 
     /** Starts a broker on formatted storage; on failure, stops what was started and rethrows. */
@@ -484,6 +499,33 @@ public final class LocalKafka implements AutoCloseable {
 
     // ---------------------------------------------------------------------------------------------- helpers
 
+    /**
+     * A start refused because another {@code LocalKafka} (in this or another process) holds the data folder's
+     * {@code kafka/} folder; nothing was started or changed.
+     */
+    public static final class InUse extends IllegalStateException {
+        private final Path kafkaDir;
+        private final OptionalLong holderPid;
+
+        InUse(Path kafkaDir, OptionalLong holderPid) {
+            super("the Kafka data folder " + kafkaDir + " is in use by another local Kafka broker ("
+                    + (holderPid.isPresent() ? "process " + holderPid.getAsLong() : "in this or another process")
+                    + "); stop it first");
+            this.kafkaDir = kafkaDir;
+            this.holderPid = holderPid;
+        }
+
+        /** The folder in use: {@code dataDir/kafka}. */
+        public Path kafkaDir() {
+            return kafkaDir;
+        }
+
+        /** The id of the process holding it, when it could be read from the lock file. */
+        public OptionalLong holderPid() {
+            return holderPid;
+        }
+    }
+
     /** An exclusive OS file lock on {@code dataDir/kafka/localkafka.lock}, across processes and within this JVM. */
     private static final class DataDirLock implements AutoCloseable {
         private final FileChannel channel;
@@ -512,10 +554,24 @@ public final class LocalKafka implements AutoCloseable {
             }
             if (lock == null) {
                 closeQuietly(channel);
-                throw new IllegalStateException("the Kafka data folder " + file.getParent()
-                        + " is in use by another local Kafka broker (in this or another process); stop it first");
+                throw new InUse(file.getParent(), holder(file));
+            }
+            try { // who holds the folder, for a second start to name it
+                channel.truncate(0);
+                channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
+            } catch (IOException e) {
+                log.debug("Could not write the process id into {}: {}", file, e.toString());
             }
             return new DataDirLock(channel, lock);
+        }
+
+        /** The process id the holder wrote into the lock file, if it can be read. */
+        private static OptionalLong holder(Path file) {
+            try {
+                return OptionalLong.of(Long.parseLong(Files.readString(file, StandardCharsets.US_ASCII).strip()));
+            } catch (IOException | NumberFormatException e) {
+                return OptionalLong.empty(); // not written yet, or a system that keeps a locked file from being read
+            }
         }
 
         @Override

@@ -52,6 +52,7 @@ final class RebuildCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
         LocalKafka kafka = null;
+        data.createPrivate();
         try {
             String bootstrap = bootstrapServers;
             if (bootstrap == null) {

@@ -99,6 +99,46 @@ final class UpCommand implements Callable<Integer> {
         return new CannotStart("cannot listen on port " + port + " (" + e.getMessage() + "); choose another HTTP port with --port", e);
     }
 
+    /**
+     * The reason {@code up} cannot use the data folder: another {@code up} (or a {@code rebuild}) runs its broker on it.
+     * Names the folder, the process holding it (and which command that is, when its command line can be read) and the
+     * option that chooses another folder.
+     */
+    static CannotStart dataFolderInUse(Path root, LocalKafka.InUse e) {
+        String by = e.holderPid().isPresent()
+                ? holder(e.holderPid().getAsLong(), arguments(e.holderPid().getAsLong()))
+                : "another 'up' or 'rebuild'";
+        return new CannotStart("the data folder " + root + " is in use by " + by
+                + "; stop it or choose another data folder with --data-dir", e);
+    }
+
+    /** A process's command-line arguments, empty when they cannot be read. */
+    private static List<String> arguments(long pid) {
+        java.util.Optional<String[]> args = ProcessHandle.of(pid).flatMap(h -> h.info().arguments());
+        if (args.isPresent()) {
+            return List.of(args.get());
+        }
+        try { // Java leaves the arguments out of a command line longer than 4 KiB (a long class path); Linux has them all
+            return List.of(new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+                    java.nio.charset.StandardCharsets.UTF_8).split("\0"));
+        } catch (java.io.IOException | RuntimeException notLinux) {
+            return List.of();
+        }
+    }
+
+    /** Who holds a data folder, from its process id and command-line arguments (empty when they cannot be read). */
+    static String holder(long pid, List<String> arguments) {
+        for (String a : arguments) {
+            if (a.equals("up")) {
+                return "another 'up' (process " + pid + ")";
+            }
+            if (a.equals("rebuild")) {
+                return "a 'rebuild' (process " + pid + ")";
+            }
+        }
+        return "another 'up' or 'rebuild' (process " + pid + ")";
+    }
+
     /** The {@link java.net.BindException} in a failure's cause chain, if any. */
     static java.util.Optional<java.net.BindException> bindFailure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
@@ -128,7 +168,7 @@ final class UpCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         requireFreePort(port); // before the broker and the services start: nothing to stop
         DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
-        Files.createDirectories(data.root());
+        data.createPrivate(); // owner-only, also when it exists already
         String who = account != null ? account : System.getProperty("user.name", "local");
         List<AutoCloseable> running = new ArrayList<>();
         // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)
@@ -150,7 +190,12 @@ final class UpCommand implements Callable<Integer> {
         try {
             String bootstrap = bootstrapServers;
             if (bootstrap == null) {
-                LocalKafka kafka = LocalKafka.start(data.root(), kafkaPort);
+                LocalKafka kafka;
+                try {
+                    kafka = LocalKafka.start(data.root(), kafkaPort);
+                } catch (LocalKafka.InUse e) {
+                    throw dataFolderInUse(data.root(), e); // refused before anything started
+                }
                 running.add(kafka);
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();

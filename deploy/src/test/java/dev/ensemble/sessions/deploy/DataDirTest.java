@@ -10,8 +10,44 @@ import java.nio.file.attribute.PosixFilePermissions;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** The data folder's private files (the token, the endpoints) are readable by their owner only. */
+/** The data folder and its private files (the token, the endpoints) are reachable by their owner only. */
 class DataDirTest {
+    static String permissions(Path p) throws java.io.IOException {
+        return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
+    }
+
+    @Test
+    void aNewDataFolderIsOwnerOnlyWhateverTheUmask(@TempDir Path dir) throws Exception {
+        assumeTrue(dir.getFileSystem().supportedFileAttributeViews().contains("posix"), "no POSIX permissions here");
+        DataDir data = new DataDir(dir.resolve("home/.ensemble-sessions")); // its parent is missing too
+        data.createPrivate();
+        assertThat(data.root()).isDirectory();
+        assertThat(permissions(data.root())).isEqualTo("rwx------");
+    }
+
+    @Test
+    void anExistingDataFolderIsMadeOwnerOnlySoTheWorldReadableFilesKafkaWroteInItAreOutOfReach(@TempDir Path dir)
+            throws Exception {
+        assumeTrue(dir.getFileSystem().supportedFileAttributeViews().contains("posix"), "no POSIX permissions here");
+        DataDir data = new DataDir(dir.resolve("data"));
+        Files.createDirectories(data.root().resolve("kafka/logs/sessions.events-0"));
+        Files.setPosixFilePermissions(data.root(), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path segment = Files.writeString(data.root().resolve("kafka/logs/sessions.events-0/00000000000000000000.log"), "a prompt");
+        Files.setPosixFilePermissions(segment, PosixFilePermissions.fromString("rw-r--r--"));
+        data.createPrivate();
+        assertThat(permissions(data.root())).isEqualTo("rwx------");
+        assertThat(Files.readString(segment)).as("the data in it is kept").isEqualTo("a prompt");
+        data.createPrivate(); // again, already owner-only
+        assertThat(permissions(data.root())).isEqualTo("rwx------");
+    }
+
+    @Test
+    void aFileWhereTheDataFolderShouldBeIsAnError(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("data"), "not a folder");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(file).createPrivate())
+                .isInstanceOf(java.nio.file.FileAlreadyExistsException.class);
+    }
+
     @Test
     void aPrivateFileIsOwnerOnlyWhetherNewOrRewritten(@TempDir Path dir) throws Exception {
         assumeTrue(dir.getFileSystem().supportedFileAttributeViews().contains("posix"), "no POSIX permissions here");

@@ -63,6 +63,17 @@ class ImportProgressBarTest {
     }
 
     @Test
+    void aLaterImportThatSentEventsWithoutReadingAFileStillSaysWhatItDid() {
+        ImportSummary nothingNew = new ImportSummary(0, 0, 0, 0, 0, List.of(skip("a.jsonl", "unchanged")));
+        importOnce(0, nothingNew);
+        printed();
+        // 30 minutes on, a poll marks a session whose transcript stayed untouched idle: one event, no file read
+        importOnce(0, new ImportSummary(1, 0, 0, 1, 0, List.of(skip("a.jsonl", "unchanged"))));
+        assertThat(printed()).isEqualTo("imported 1 session, 0 runs, 0 engine events from 0 files; 1 file skipped (1 unchanged)"
+                + System.lineSeparator());
+    }
+
+    @Test
     void anImportThatOnlyMarkedSessionsIdleKeepsTheFullSummary() {
         // no file read, but a session untouched for 30 minutes was marked idle: that is something new
         importOnce(0, new ImportSummary(1, 0, 0, 1, 0, List.of(skip("a.jsonl", "unchanged"))));

@@ -33,6 +33,47 @@ class UpCommandTest {
         }
     }
 
+    @Test
+    void aDataFolderInUseEndsUpWithOneLineNamingTheFolderItsHolderAndTheOptionAndStartsNothing(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        try (AutoCloseable running = LocalKafka.holdDataFolder(data)) { // as the broker of an 'up' already running
+            StringWriter err = new StringWriter();
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(err, true));
+            int code = cli.execute("up", "--data-dir", data.toString(), "--port", "0", "--kafka-port", "0", "--no-import");
+            assertThat(code).isEqualTo(1);
+            long pid = ProcessHandle.current().pid(); // the holder here: this test's JVM, whose command is neither
+            assertThat(err.toString()).isEqualTo("error: the data folder " + data + " is in use by another 'up' or 'rebuild'"
+                    + " (process " + pid + "); stop it or choose another data folder with --data-dir" + System.lineSeparator());
+            assertThat(data.resolve("kafka/metadata")).as("the broker's storage was not touched").doesNotExist();
+            assertThat(data.resolve("state")).as("no service was started").doesNotExist();
+            assertThat(data.resolve("token")).as("no token was issued").doesNotExist();
+        }
+    }
+
+    @Test
+    void upMakesAnExistingDataFolderOwnerOnlyFirst(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        Files.createDirectories(data);
+        org.junit.jupiter.api.Assumptions.assumeTrue(data.getFileSystem().supportedFileAttributeViews().contains("posix"));
+        Files.setPosixFilePermissions(data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (AutoCloseable running = LocalKafka.holdDataFolder(data)) { // ends this 'up' right after it prepared the folder
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(new StringWriter(), true));
+            assertThat(cli.execute("up", "--data-dir", data.toString(), "--port", "0", "--kafka-port", "0", "--no-import")).isEqualTo(1);
+        }
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rwx------");
+    }
+
+    @Test
+    void theHolderOfADataFolderIsNamedByItsCommand() {
+        assertThat(UpCommand.holder(4242, java.util.List.of("-Xmx2g", "-jar", "/x/ensemble-sessions.jar", "up", "--port", "8081")))
+                .isEqualTo("another 'up' (process 4242)");
+        assertThat(UpCommand.holder(4242, java.util.List.of("-jar", "ensemble-sessions.jar", "rebuild")))
+                .isEqualTo("a 'rebuild' (process 4242)");
+        assertThat(UpCommand.holder(4242, java.util.List.of())).isEqualTo("another 'up' or 'rebuild' (process 4242)");
+    }
+
     /**
      * The real command in a JVM of its own, as {@code deploy/ensemble-sessions up} runs it (embedded broker, every
      * service): SIGTERM once it is ready stops everything and ends it with exit code 0, as Ctrl-C does.
