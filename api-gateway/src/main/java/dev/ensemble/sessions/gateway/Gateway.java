@@ -29,6 +29,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -221,13 +222,7 @@ public final class Gateway implements AutoCloseable {
 
     private void postEvents(Context ctx) {
         Principal me = principal(ctx);
-        JsonNode body;
-        try {
-            body = EventJson.mapper().readTree(body(ctx));
-        } catch (IOException e) {
-            throw ApiError.badJson(e);
-        }
-        EventIntake.Result r = intake.post(me, body);
+        EventIntake.Result r = intake.post(me, eventsBody(body(ctx)));
         ctx.status(r.status()).json(r.body());
     }
 
@@ -335,9 +330,38 @@ public final class Gateway implements AutoCloseable {
         return text;
     }
 
+    /**
+     * The body of {@code POST /api/events}: one JSON value (an event, an array of events, {@code {"events": [...]}}), or
+     * several one after another, as JSON Lines (one event a line, as {@code events-example.jsonl} is), taken as an array
+     * of them. Anything that is not JSON values (trailing text included) is a 400 naming where.
+     */
+    static JsonNode eventsBody(String text) {
+        List<JsonNode> values = new ArrayList<>();
+        try (com.fasterxml.jackson.databind.MappingIterator<JsonNode> it = EventJson.mapper().readerFor(JsonNode.class).readValues(text)) {
+            while (it.hasNextValue()) {
+                values.add(it.nextValue());
+            }
+        } catch (IOException e) {
+            throw ApiError.badJson(e);
+        } catch (RuntimeException e) { // the iterator wraps a parse error
+            throw ApiError.badJson(e.getCause() instanceof IOException io ? io : new IOException(e.getMessage(), e));
+        }
+        if (values.size() == 1) {
+            return values.get(0);
+        }
+        if (values.isEmpty()) {
+            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+        }
+        ArrayNode all = EventJson.mapper().createArrayNode();
+        values.forEach(all::add);
+        return all;
+    }
+
+    /** One JSON value; text after it is a 400 (not silently dropped). */
     private static JsonNode readJson(Context ctx) {
         try {
-            return EventJson.mapper().readTree(body(ctx));
+            return EventJson.mapper().readerFor(JsonNode.class)
+                    .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(body(ctx));
         } catch (IOException e) {
             throw ApiError.badJson(e);
         }

@@ -100,7 +100,8 @@ class GatewayHttpTest {
     void theContractBatchIsAcceptedAndTheSessionIsServed() throws Exception {
         List<String> lines = Files.readAllLines(SharedData.require("contract/events-example.jsonl"));
         String batch = "[" + lines.stream().filter(l -> !l.isBlank()).collect(Collectors.joining(",")) + "]";
-        HttpResponse<String> r = post("/api/events", ANA_WEB, batch);
+        // the file as it is (JSON Lines, one event a line) is the batch of its events
+        HttpResponse<String> r = post("/api/events", ANA_WEB, Files.readString(SharedData.require("contract/events-example.jsonl")));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         JsonNode answer = JSON.readTree(r.body());
         assertThat(answer.get("accepted").asInt()).isEqualTo(10);
@@ -269,6 +270,11 @@ class GatewayHttpTest {
         assertThat(JSON.readTree(unknown.body()).get("message").asText()).contains("GET /api/no-such-thing");
         HttpResponse<String> hugeLimit = get("/api/agent/sessions?limit=99999999999", ANA);
         assertThat(JSON.readTree(hugeLimit.body()).get("message").asText()).isEqualTo("limit must be between 1 and 500, not 99999999999");
+        HttpResponse<String> trailing = post("/api/session-choice", ANA, "{\"type\":\"RunClaimed\"} and more");
+        assertThat(trailing.statusCode()).as(trailing.body()).isEqualTo(400);
+        assertThat(JSON.readTree(trailing.body()).get("message").asText()).contains("not valid JSON");
+        HttpResponse<String> trailingEvents = post("/api/events", ANA, "{\"type\":\"RunClaimed\"} garbage");
+        assertThat(trailingEvents.statusCode()).as("text after the events is not dropped silently: " + trailingEvents.body()).isEqualTo(400);
         HttpResponse<String> emptyChoice = post("/api/session-choice", ANA, "[]");
         assertThat(emptyChoice.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(emptyChoice.body()).get("message").asText()).contains("must be a RunClaimed event");
