@@ -1,6 +1,9 @@
 package dev.ensemble.sessions.projector;
 
+import org.apache.kafka.streams.state.KeyValueStore;
+
 import java.time.Duration;
+import java.util.function.BiConsumer;
 
 /**
  * Paces a wall-clock publication (the session views, the rarity tables) while the projector works through a backlog:
@@ -27,6 +30,18 @@ final class CatchUp {
     static final int BUSY_RECORDS = 500;
 
     private long sinceTick;
+    private boolean draining; // the last publication left marks for the next tick
+    private final Duration budget;
+
+    /** Pacing with {@link Projector#PUBLICATION_BUDGET} per tick. */
+    CatchUp() {
+        this(Projector.PUBLICATION_BUDGET);
+    }
+
+    /** @param budget the longest one tick of publication runs (at least one mark is published per tick) */
+    CatchUp(Duration budget) {
+        this.budget = budget;
+    }
     private long sincePublished;
     private long newestTimestamp = Long.MIN_VALUE;
     private long publishedAt = Long.MIN_VALUE;
@@ -41,7 +56,20 @@ final class CatchUp {
     }
 
     /**
-     * Called at each tick of the publication's punctuation.
+     * Called at each tick of the publication's punctuation: publishes (and unmarks) the marked keys when the
+     * publication is due ({@link #due}) or a publication is still under way, at most its budget of it per tick
+     * ({@link PendingMarks#drain}).
+     *
+     * @param now the wall-clock time (ms since the epoch)
+     */
+    void publish(long now, KeyValueStore<String, Long> marks, BiConsumer<String, Long> publish) {
+        if (draining || due(now)) {
+            draining = !PendingMarks.drain(marks, publish, budget);
+        }
+    }
+
+    /**
+     * Whether the publication is due at this tick.
      *
      * @param now the wall-clock time (ms since the epoch)
      * @return true when the publication is due now (then the counts start again), false to defer it

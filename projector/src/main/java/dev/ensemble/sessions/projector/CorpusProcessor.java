@@ -55,7 +55,6 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     private final Map<String, CorpusStats> live = new HashMap<>();
     private final Map<String, Long> nextSeq = new HashMap<>();
     private final CatchUp catchUp = new CatchUp();
-    private boolean draining; // a publication left marks for the next tick (Projector.PUBLICATION_BUDGET)
     private TextAnalysis analysis;
     private SessionChoiceConfig analysed;
 
@@ -89,15 +88,13 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         if (p instanceof RunClaimed rc && rc.getTask() != null) {
             TextAnalysis.CorpusDoc doc = analysis().corpusDoc(ViewMapping.taskKey(rc), ViewMapping.facts(rc.getTask()), List.of(),
                     config.current().limits().corpusFieldChars());
-            claims.put(Keys.of(e.getAccount(), rc.getRunId()), encodeClaim(rc.getComputerId(), doc));
+            claims.put(Keys.of(e.getAccount(), rc.getRunId()), new Claim(rc.getComputerId(), doc).encode());
             add(Keys.of(e.getAccount(), rc.getComputerId()), doc);
         } else if (p instanceof RunStatusChanged rs && !rs.getFilesChanged().isEmpty()) {
-            String claim = claims.get(Keys.of(e.getAccount(), rs.getRunId()));
-            if (claim != null) {
-                int colon = claim.indexOf(':');
-                int end = colon + 1 + Integer.parseInt(claim, 0, colon, 10);
-                TextAnalysis.CorpusDoc doc = analysis().withFiles(decode(claim.substring(end)), rs.getFilesChanged());
-                add(Keys.of(e.getAccount(), claim.substring(colon + 1, end)), doc);
+            String stored = claims.get(Keys.of(e.getAccount(), rs.getRunId()));
+            if (stored != null) {
+                Claim claim = Claim.decode(stored);
+                add(Keys.of(e.getAccount(), claim.computerId()), analysis().withFiles(claim.doc(), rs.getFilesChanged()));
             }
         }
     }
@@ -112,9 +109,20 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         return analysis;
     }
 
-    /** {@code <length of computerId>:<computerId><document>}: a computer id may hold any character. */
-    static String encodeClaim(String computerId, TextAnalysis.CorpusDoc doc) {
-        return computerId.length() + ":" + computerId + encode(doc);
+    /**
+     * A claimed run's computer and analysed document ({@link StoreNames#CORPUS_CLAIMS}), stored as
+     * {@code <length of computerId>:<computerId><document>}: a computer id may hold any character.
+     */
+    record Claim(String computerId, TextAnalysis.CorpusDoc doc) {
+        String encode() {
+            return computerId.length() + ":" + computerId + CorpusProcessor.encode(doc);
+        }
+
+        static Claim decode(String s) {
+            int colon = s.indexOf(':');
+            int end = colon + 1 + Integer.parseInt(s, 0, colon, 10);
+            return new Claim(s.substring(colon + 1, end), CorpusProcessor.decode(s.substring(end)));
+        }
     }
 
     /** Puts {@code doc} into the table {@code account/computer}, replacing the task's older document. */
@@ -162,17 +170,14 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     }
 
     private void publish() {
-        if (!draining && !catchUp.due(context.currentSystemTimeMs())) {
-            return; // behind the log: published together a little later (CatchUp)
-        }
         int capacity = config.current().limits().corpusTasks();
-        draining = !PendingMarks.drain(pending, (table, seq) -> {
+        catchUp.publish(context.currentSystemTimeMs(), pending, (table, seq) -> {
             CorpusStats stats = load(table, capacity);
             // the view's sequence is the newest document's: it grows with every change
             CorpusView view = new CorpusView(stats.account(), stats.computerId(), nextSeq.get(table), stats.n(),
                     ByteBuffer.wrap(stats.toBytes()));
             context.forward(new Record<>(table, view, context.currentSystemTimeMs()));
-        }, Projector.PUBLICATION_BUDGET);
+        });
     }
 
     /** {@code <table>/<seq>} with the sequence zero-padded to 19 digits, so that key order is sequence order. */

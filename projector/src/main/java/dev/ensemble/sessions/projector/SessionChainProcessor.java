@@ -39,7 +39,6 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     private KeyValueStore<String, Long> pending;
     private long timestamp;
     private final CatchUp catchUp = new CatchUp();
-    private boolean draining; // a publication left marks for the next tick (Projector.PUBLICATION_BUDGET)
 
 
     @Override
@@ -56,15 +55,12 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     /** Forwards the newest view of every session changed since the last call (its record time: the last change's). */
     private void emitPending() {
-        if (!draining && !catchUp.due(context.currentSystemTimeMs())) {
-            return; // behind the log: published together a little later (CatchUp)
-        }
-        draining = !PendingMarks.drain(pending, (key, time) -> {
+        catchUp.publish(context.currentSystemTimeMs(), pending, (key, time) -> {
             SessionView s = sessions.get(key);
             if (s != null) {
                 context.forward(new Record<>(key, s, time));
             }
-        }, Projector.PUBLICATION_BUDGET);
+        });
     }
 
     @Override

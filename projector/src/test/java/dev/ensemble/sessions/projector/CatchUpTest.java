@@ -29,6 +29,23 @@ class CatchUpTest {
     }
 
     @Test
+    void aPublicationCutShortByItsBudgetGoesOnAtTheNextTicksEvenWhileBehind() {
+        var marks = PendingMarksTest.marks(3);
+        CatchUp c = new CatchUp(java.time.Duration.ZERO); // one mark per tick
+        java.util.List<String> published = new java.util.ArrayList<>();
+        c.publish(NOW, marks, (k, v) -> published.add(k));
+        assertThat(published).containsExactly("k000");
+        process(c, CatchUp.BUSY_RECORDS, OLD); // behind and flowing: a new publication would be deferred
+        c.publish(NOW + 100, marks, (k, v) -> published.add(k));
+        c.publish(NOW + 200, marks, (k, v) -> published.add(k));
+        assertThat(published).as("the publication under way is not deferred").containsExactly("k000", "k001", "k002");
+        marks.put("k003", 3L);
+        process(c, CatchUp.BUSY_RECORDS, OLD);
+        c.publish(NOW + 300, marks, (k, v) -> published.add(k));
+        assertThat(published).as("once done, a new one is paced again").hasSize(3);
+    }
+
+    @Test
     void deferredAtMostHalfOfTheLag() {
         CatchUp c = new CatchUp();
         assertThat(c.due(NOW)).isTrue();

@@ -12,7 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@link PendingMarks#drain} publishes and unmarks each mark once, over several calls when its budget runs out. */
 class PendingMarksTest {
-    private static KeyValueStore<String, Long> marks(int n) {
+    /** An in-memory store (no changelog) holding marks k000, k001, … with marks 0, 1, …. */
+    static KeyValueStore<String, Long> marks(int n) {
         KeyValueStore<String, Long> store = Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("marks"),
                 org.apache.kafka.common.serialization.Serdes.String(), org.apache.kafka.common.serialization.Serdes.Long())
                 .withLoggingDisabled().build();

@@ -467,20 +467,14 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
 
     @Override
     public void init(StateStoreContext context, StateStore root) {
-        held.clear();
-        dirty.clear();
-        lastBytes.clear();
-        handedOut.clear();
+        clearCache();
         this.context = context;
         inner.init(context, root);
     }
 
     @Override
     public void close() {
-        held.clear();
-        dirty.clear();
-        lastBytes.clear();
-        handedOut.clear();
+        clearCache();
         inner.close();
     }
 
