@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.InvalidEventException;
+import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -87,6 +88,7 @@ public final class EventIntake {
         ArrayNode results = JsonNodeFactory.instance.arrayNode();
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         List<ObjectNode> pending = new ArrayList<>();
+        List<String> sentKeys = new ArrayList<>(); // the recent-ids key of each send, in the same order
         int accepted = 0, invalid = 0, forbidden = 0;
         for (int i = 0; i < items.size(); i++) {
             JsonNode item = items.get(i);
@@ -116,7 +118,7 @@ public final class EventIntake {
                 forbidden++;
                 continue;
             }
-            String key = e.getAccount() + "/" + e.getEventId();
+            String key = Keys.of(e.getAccount(), e.getEventId());
             if (recent.containsKey(key) || inLog.test(e.getAccount(), e.getEventId())) {
                 r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e)).put("duplicate", true);
                 accepted++;
@@ -126,6 +128,7 @@ public final class EventIntake {
             byte[] bytes = Topics.EVENTS.valueSerde().serializer().serialize(Topics.EVENTS.name(), e);
             sends.add(producer.send(new ProducerRecord<>(Topics.EVENTS.name(), e.getAccount(), bytes)));
             pending.add(r);
+            sentKeys.add(key);
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
             accepted++;
         }
@@ -135,10 +138,12 @@ public final class EventIntake {
                 sends.get(i).get(30, TimeUnit.SECONDS);
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
+                // not confirmed: forgotten, so that the batch posted again is appended, not answered as duplicates
+                sentKeys.subList(i, sentKeys.size()).forEach(recent::remove);
                 throw new ApiError(503, "unavailable", "interrupted while writing to the event log; post the batch again (it is idempotent)");
             } catch (ExecutionException | TimeoutException ex) {
                 ObjectNode r = pending.get(i);
-                recent.remove(principal.account() + "/" + r.path("eventId").asText());
+                recent.remove(sentKeys.get(i));
                 r.put("status", "rejected").put("reason", "the event log did not take it (" + ex.getMessage() + "); post it again");
                 accepted--;
             }

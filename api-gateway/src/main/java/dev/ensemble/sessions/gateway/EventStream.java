@@ -4,11 +4,11 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.EventTypes;
 import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
 import io.javalin.http.sse.SseClient;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -28,7 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 
 /**
  * {@code GET /api/events/stream?after=CURSOR}: a live server-sent-events stream of the caller's account's events
@@ -110,16 +109,9 @@ final class EventStream implements AutoCloseable {
      */
     Map<TopicPartition, Long> endOffsets() {
         try {
-            Admin a = admin();
-            String topic = Topics.EVENTS.name();
-            int n = a.describeTopics(List.of(topic)).allTopicNames().get(5, TimeUnit.SECONDS).get(topic).partitions().size();
-            Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
-            for (int i = 0; i < n; i++) ask.put(new TopicPartition(topic, i), OffsetSpec.latest());
-            Map<TopicPartition, Long> out = new HashMap<>();
-            a.listOffsets(ask, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(5, TimeUnit.SECONDS)
-                    .forEach((tp, info) -> out.put(tp, info.offset()));
-            return out;
-        } catch (java.util.concurrent.TimeoutException | ExecutionException e) {
+            Admin a = admin(); // its default API timeout is 5 s: a broker away fails the futures then
+            return TopicAdmin.offsets(a, TopicAdmin.partitions(a, Topics.EVENTS.name()), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+        } catch (ExecutionException e) {
             throw new ApiError(503, "unavailable", "the event log did not answer in time; try again");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

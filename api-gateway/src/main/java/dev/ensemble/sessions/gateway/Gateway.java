@@ -336,15 +336,11 @@ public final class Gateway implements AutoCloseable {
      * of them. Anything that is not JSON values (trailing text included) is a 400 naming where.
      */
     static JsonNode eventsBody(String text) {
-        List<JsonNode> values = new ArrayList<>();
-        try (com.fasterxml.jackson.databind.MappingIterator<JsonNode> it = EventJson.mapper().readerFor(JsonNode.class).readValues(text)) {
-            while (it.hasNextValue()) {
-                values.add(it.nextValue());
-            }
+        List<JsonNode> values;
+        try {
+            values = EventJson.mapper().readerFor(JsonNode.class).<JsonNode>readValues(text).readAll();
         } catch (IOException e) {
             throw ApiError.badJson(e);
-        } catch (RuntimeException e) { // the iterator wraps a parse error
-            throw ApiError.badJson(e.getCause() instanceof IOException io ? io : new IOException(e.getMessage(), e));
         }
         if (values.size() == 1) {
             return values.get(0);

@@ -13,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
@@ -35,7 +34,6 @@ public final class Tokens {
     private static final Logger LOG = LoggerFactory.getLogger(Tokens.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
 
     private final Map<String, Principal> byHash = new ConcurrentHashMap<>();
     private final Path file;
@@ -100,16 +98,26 @@ public final class Tokens {
         ObjectNode root = JSON.createObjectNode();
         byHash.forEach((h, p) -> root.putObject(h).put("account", p.account()).put("role", p.role()).put("subject", p.subject()));
         try {
-            Files.createDirectories(file.toAbsolutePath().getParent());
-            Path dir = file.toAbsolutePath().getParent();
-            // a fresh file of its own (two writers never share one), never readable by others
-            Path tmp = posix(dir)
-                    ? Files.createTempFile(dir, file.getFileName() + ".", ".tmp", PosixFilePermissions.asFileAttribute(OWNER_ONLY))
-                    : Files.createTempFile(dir, file.getFileName() + ".", ".tmp");
-            JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), root);
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            writeOwnerOnly(file, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(root));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the token file " + file, e);
+        }
+    }
+
+    /**
+     * Replaces {@code file} with {@code content} (UTF-8) atomically, readable by its owner only from the start: written to
+     * a fresh temporary file beside it (which Java creates {@code rw-------} on POSIX file systems; two writers never
+     * share one), then moved over it. Creates the folder when missing.
+     */
+    public static void writeOwnerOnly(Path file, String content) throws IOException {
+        Path dir = file.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path tmp = Files.createTempFile(dir, file.getFileName() + ".", ".tmp");
+        try {
+            Files.writeString(tmp, content);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
         }
     }
 

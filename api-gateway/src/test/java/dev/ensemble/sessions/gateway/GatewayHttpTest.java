@@ -299,11 +299,15 @@ class GatewayHttpTest {
             assertThat(chunked.statusCode()).as(path + ": " + chunked.body()).isEqualTo(413);
             assertThat(JSON.readTree(chunked.body()).get("error").asText()).isEqualTo("too_large");
         }
+        String small = "[{\"type\":\"NoSuchType\",\"eventId\":\"chunked-1\"}]";
         HttpResponse<String> smallChunked = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events"))
                 .header("Authorization", "Bearer " + ANA).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream("[]".getBytes()))).build(),
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(small.getBytes()))).build(),
                 HttpResponse.BodyHandlers.ofString());
-        assertThat(smallChunked.statusCode()).as("a small chunked body is read as usual: " + smallChunked.body()).isNotEqualTo(413);
+        HttpResponse<String> smallSized = post("/api/events", ANA, small);
+        assertThat(smallChunked.statusCode()).as("a small chunked body is read as a sized one: " + smallChunked.body())
+                .isEqualTo(smallSized.statusCode()).isEqualTo(400);
+        assertThat(smallChunked.body()).isEqualTo(smallSized.body()).contains("NoSuchType");
                 HttpResponse<String> spec = get("/api/openapi.yaml", null);
         assertThat(spec.statusCode()).isEqualTo(200);
         assertThat(spec.body()).contains("/api/agent/sessions/{id}").contains("/api/events").contains("/api/me");

@@ -50,12 +50,12 @@ public final class CleanupTopology {
                 Topics.CLEANUP_COMMANDS.valueSerde().deserializer(), Topics.CLEANUP_COMMANDS.name());
         t.addProcessor(SWEEPS, () -> new SweepProcessor(config), "retirement-source", "commands-source");
         t.addStateStore(Stores.keyValueStoreBuilder(store.apply(VIEWS), Serdes.String(),
-                AvroSerde.of(RetirementView.class)), "sweeps");
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(SCHEDULE), Serdes.String(), Serdes.Long()), "sweeps");
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(DUE), Serdes.String(), Serdes.String()), "sweeps");
-        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(ACCOUNTS), Serdes.String(), Serdes.Long()), "sweeps");
+                AvroSerde.of(RetirementView.class)), SWEEPS);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(SCHEDULE), Serdes.String(), Serdes.Long()), SWEEPS);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(DUE), Serdes.String(), Serdes.String()), SWEEPS);
+        t.addStateStore(Stores.keyValueStoreBuilder(store.apply(ACCOUNTS), Serdes.String(), Serdes.Long()), SWEEPS);
         t.addSink("requests-sink", Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(), Topics.EVENTS.valueSerde().serializer(),
-                "sweeps");
+                SWEEPS);
         return t;
     }
 }

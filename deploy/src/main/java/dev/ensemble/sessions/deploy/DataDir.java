@@ -103,16 +103,7 @@ record DataDir(Path root) {
      */
     static void writePrivate(Path file, String content) {
         try {
-            Files.createDirectories(file.toAbsolutePath().getParent());
-            if (file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-                var ownerOnly = PosixFilePermissions.fromString("rw-------");
-                if (Files.exists(file)) {
-                    Files.setPosixFilePermissions(file, ownerOnly);
-                } else {
-                    Files.createFile(file, PosixFilePermissions.asFileAttribute(ownerOnly));
-                }
-            } // else not a POSIX file system: the folder's own permissions apply
-            Files.writeString(file, content);
+            dev.ensemble.sessions.gateway.Tokens.writeOwnerOnly(file, content);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }

@@ -504,20 +504,13 @@ public final class LocalKafka implements AutoCloseable {
      * {@code kafka/} folder; nothing was started or changed.
      */
     public static final class InUse extends IllegalStateException {
-        private final Path kafkaDir;
         private final OptionalLong holderPid;
 
         InUse(Path kafkaDir, OptionalLong holderPid) {
             super("the Kafka data folder " + kafkaDir + " is in use by another local Kafka broker ("
                     + (holderPid.isPresent() ? "process " + holderPid.getAsLong() : "in this or another process")
                     + "); stop it first");
-            this.kafkaDir = kafkaDir;
             this.holderPid = holderPid;
-        }
-
-        /** The folder in use: {@code dataDir/kafka}. */
-        public Path kafkaDir() {
-            return kafkaDir;
         }
 
         /** The id of the process holding it, when it could be read from the lock file. */

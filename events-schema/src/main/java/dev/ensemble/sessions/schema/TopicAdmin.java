@@ -1,11 +1,16 @@
 package dev.ensemble.sessions.schema;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,12 +18,31 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 
 /**
- * Creates the system's topics when they are missing. The event log keeps every event forever (it is the
+ * Creates the system's topics when they are missing, and reads their partitions and offsets. The event log keeps every event forever (it is the
  * source of truth, so views can always be rebuilt); views are compacted; the dead-letter topic keeps 30 days;
  * cleanup commands one day.
  */
 public final class TopicAdmin {
     private TopicAdmin() {
+    }
+
+    /** The partitions of {@code topic}, in partition order. */
+    public static List<TopicPartition> partitions(Admin admin, String topic) throws ExecutionException, InterruptedException {
+        return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().stream()
+                .map(p -> new TopicPartition(topic, p.partition())).toList();
+    }
+
+    /**
+     * The offsets of {@code partitions} by {@code spec} (e.g. {@code OffsetSpec.latest()} at {@code READ_COMMITTED}: the
+     * last stable offsets, up to which a read_committed consumer reads).
+     */
+    public static Map<TopicPartition, Long> offsets(Admin admin, Collection<TopicPartition> partitions, OffsetSpec spec,
+                                                    IsolationLevel isolation) throws ExecutionException, InterruptedException {
+        Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
+        for (TopicPartition tp : partitions) ask.put(tp, spec);
+        Map<TopicPartition, Long> out = new HashMap<>();
+        admin.listOffsets(ask, new ListOffsetsOptions(isolation)).all().get().forEach((tp, info) -> out.put(tp, info.offset()));
+        return out;
     }
 
     /** Every topic {@link Topics} declares. */

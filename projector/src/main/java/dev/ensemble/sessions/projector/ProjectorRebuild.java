@@ -1,10 +1,9 @@
 package dev.ensemble.sessions.projector;
 
+import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.IsolationLevel;
@@ -192,18 +191,12 @@ public final class ProjectorRebuild {
     }
 
     private static List<TopicPartition> partitions(Admin admin) throws ExecutionException, InterruptedException {
-        return admin.describeTopics(List.of(Topics.EVENTS.name())).allTopicNames().get().get(Topics.EVENTS.name()).partitions()
-                .stream().map(p -> new TopicPartition(Topics.EVENTS.name(), p.partition())).toList();
+        return TopicAdmin.partitions(admin, Topics.EVENTS.name());
     }
 
     private static Map<TopicPartition, Long> offsets(Admin admin, List<TopicPartition> parts, OffsetSpec spec, IsolationLevel iso)
             throws ExecutionException, InterruptedException {
-        Map<TopicPartition, OffsetSpec> req = new HashMap<>();
-        for (TopicPartition tp : parts) req.put(tp, spec);
-        Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> r = admin.listOffsets(req, new ListOffsetsOptions(iso)).all().get();
-        Map<TopicPartition, Long> out = new HashMap<>();
-        r.forEach((tp, info) -> out.put(tp, info.offset()));
-        return out;
+        return TopicAdmin.offsets(admin, parts, spec, iso);
     }
 
     private static void deleteTree(Path dir) {
