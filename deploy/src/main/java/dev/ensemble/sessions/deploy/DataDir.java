@@ -26,6 +26,11 @@ record DataDir(Path root) {
     private static final Logger LOG = LoggerFactory.getLogger(DataDir.class);
     private static final Set<PosixFilePermission> OWNER_ONLY_FOLDER = PosixFilePermissions.fromString("rwx------");
 
+    /** The data folder given by a command's {@code --data-dir} option, or the default ({@link #defaultRoot()}) when null. */
+    static DataDir of(Path option) {
+        return new DataDir(option == null ? defaultRoot() : option.toAbsolutePath());
+    }
+
     /** {@code $HOME} (the environment's, which a user may point elsewhere), else Java's user.home. */
     static Path home() {
         String h = System.getenv("HOME");

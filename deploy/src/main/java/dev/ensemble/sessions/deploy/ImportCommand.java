@@ -34,7 +34,7 @@ final class ImportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
+        DataDir data = DataDir.of(dataDir);
         String bootstrap = data.readEndpoints().path("bootstrapServers").asText();
         List<Path> claude = new ArrayList<>();
         List<Path> codex = new ArrayList<>();

@@ -50,7 +50,7 @@ final class RebuildCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
+        DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
         data.createPrivate();
         try {

@@ -60,7 +60,7 @@ final class RecalibrateCommand implements Callable<Integer> {
             }
         }
         String bootstrap = bootstrapServers != null ? bootstrapServers
-                : new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath()).readEndpoints().path("bootstrapServers").asText();
+                : DataDir.of(dataDir).readEndpoints().path("bootstrapServers").asText();
         ProgressBar[] bar = new ProgressBar[1];
         ChoiceLogReader.Read read;
         try {

@@ -167,7 +167,7 @@ final class UpCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         requireFreePort(port); // before the broker and the services start: nothing to stop
-        DataDir data = new DataDir(dataDir == null ? DataDir.defaultRoot() : dataDir.toAbsolutePath());
+        DataDir data = DataDir.of(dataDir);
         data.createPrivate(); // owner-only, also when it exists already
         String who = account != null ? account : System.getProperty("user.name", "local");
         List<AutoCloseable> running = new ArrayList<>();
