@@ -36,6 +36,7 @@ public final class ComputerAgent {
     public static final Map<String, Integer> CAPABILITIES = Map.of("sessionDelete", 1);
     private static final Logger log = LoggerFactory.getLogger(ComputerAgent.class);
 
+    private final boolean summaryShownElsewhere;
     private final String bootstrapServers;
     private final ImportConfig config;
     private final List<Path> claudeDirs;
@@ -60,7 +61,8 @@ public final class ComputerAgent {
      * @param claudeDirs       Claude Code {@code projects} folders (see {@link #defaultClaudeDirs()})
      * @param codexDirs        Codex {@code sessions} folders (see {@link #defaultCodexDirs()})
      * @param pollInterval     time between the end of one import and the start of the next
-     * @param progress         listener of each import
+     * @param progress         listener of each import; one other than {@link ImportProgress#NONE} shows the summary
+     *                         of each import itself, so the agent then logs it at DEBUG instead of INFO
      */
     public ComputerAgent(String bootstrapServers, ImportConfig config, List<Path> claudeDirs, List<Path> codexDirs,
                          Duration pollInterval, ImportProgress progress) {
@@ -73,6 +75,7 @@ public final class ComputerAgent {
         }
         this.pollInterval = pollInterval;
         this.importer = new StoreImporter(config, progress);
+        this.summaryShownElsewhere = progress != ImportProgress.NONE;
         this.events = new EventFactory(config);
     }
 
@@ -121,7 +124,11 @@ public final class ComputerAgent {
             lastSummary = summary;
             lastError = null;
             if (summary.events() > 0 || summary.filesRead() > 0) {
-                log.info("{}", summary);
+                if (summaryShownElsewhere) {
+                    log.debug("{}", summary);
+                } else {
+                    log.info("{}", summary);
+                }
             }
         } catch (RuntimeException e) {
             lastError = e;
