@@ -4,16 +4,11 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.EventTypes;
 import dev.ensemble.sessions.schema.Keys;
-import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
 import io.javalin.http.sse.SseClient;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -27,7 +22,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
 
 /**
  * {@code GET /api/events/stream?after=CURSOR}: a live server-sent-events stream of the caller's account's events
@@ -44,14 +38,13 @@ import java.util.concurrent.ExecutionException;
 final class EventStream implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EventStream.class);
     private final String bootstrapServers;
-    private final SessionEventBuffers seen;
+    private final SessionEventsFeed feed;
     private volatile boolean closed;
-    private Admin admin; // created on first use, guarded by this
 
-    /** @param seen the gateway's reading of the whole log: where each eventId's first copy is, so a later copy is skipped */
-    EventStream(String bootstrapServers, SessionEventBuffers seen) {
+    /** @param feed the gateway's reading of the whole log: where it has read to, where each eventId's first copy is */
+    EventStream(String bootstrapServers, SessionEventsFeed feed) {
         this.bootstrapServers = bootstrapServers;
-        this.seen = seen;
+        this.feed = feed;
     }
 
     /** A parsed cursor. */
@@ -84,12 +77,18 @@ final class EventStream implements AutoCloseable {
     Cursor check(String account, String cursor) {
         if (cursor == null || cursor.isBlank()) return null;
         Cursor from = Cursor.parse(cursor.trim());
-        Map<TopicPartition, Long> ends = endOffsets();
-        int partition = Keys.accountPartition(account, ends.size());
+        Map<TopicPartition, Long> read = feed.positions(); // every partition, once the feed has polled
+        int partitions = read.isEmpty() ? feed.logEnd().size() : read.size();
+        int partition = Keys.accountPartition(account, partitions);
         if (from.partition() != partition) {
             throw ApiError.badRequest("cursor " + from + " is not of your account's partition " + partition + "; start again without a cursor");
         }
-        long end = ends.get(new TopicPartition(Topics.EVENTS.name(), partition));
+        TopicPartition tp = new TopicPartition(Topics.EVENTS.name(), partition);
+        Long readTo = read.get(tp);
+        if (readTo != null && from.offset() < readTo) {
+            return from; // the gateway has read the log past it (a reconnect's usual case): no need to ask the broker
+        }
+        long end = feed.logEnd().get(tp);
         if (from.offset() >= end) {
             if (end == 0) {
                 throw new ApiError(400, "cursor_ahead", "cursor " + from + " is ahead of the log, which holds nothing in your"
@@ -101,32 +100,6 @@ final class EventStream implements AutoCloseable {
                     + " for what comes next, or start again without a cursor for everything").with("latest", latest.toString());
         }
         return from;
-    }
-
-    /**
-     * The last stable offsets of every partition of {@code sessions.events} now, through one admin client the gateway
-     * shares (no client per request); a 503 {@link ApiError} when the broker does not answer within 5 s.
-     */
-    Map<TopicPartition, Long> endOffsets() {
-        try {
-            Admin a = admin(); // its default API timeout is 5 s: a broker away fails the futures then
-            return TopicAdmin.offsets(a, TopicAdmin.partitions(a, Topics.EVENTS.name()), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
-        } catch (ExecutionException e) {
-            throw new ApiError(503, "unavailable", "the event log did not answer in time; try again");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ApiError(503, "unavailable", "interrupted while reading the event log's end; try again");
-        }
-    }
-
-    private synchronized Admin admin() {
-        if (closed) throw new ApiError(503, "unavailable", "the gateway is stopping");
-        if (admin == null) {
-            admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                    AdminClientConfig.CLIENT_ID_CONFIG, "ensemble-gateway-offsets-" + UUID.randomUUID(),
-                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000));
-        }
-        return admin;
     }
 
     /** Serves one subscriber until it disconnects, on the request's own thread (one server thread per subscriber). */
@@ -158,7 +131,7 @@ final class EventStream implements AutoCloseable {
                         continue;
                     }
                     if (e == null || !account.equals(e.getAccount())) continue;
-                    Long first = seen.firstPosition(account, e.getEventId());
+                    Long first = feed.buffers().firstPosition(account, e.getEventId());
                     if (first != null && first != SessionEventBuffers.position(partition, r.offset())) continue; // a copy posted again
                     client.sendEvent(EventTypes.typeOf(e), EventJson.toJson(e).toString(), new Cursor(partition, r.offset()).toString());
                     sent = true;
@@ -186,12 +159,6 @@ final class EventStream implements AutoCloseable {
 
     @Override
     public void close() {
-        Admin a;
-        synchronized (this) {
-            closed = true;
-            a = admin;
-            admin = null;
-        }
-        if (a != null) a.close(Duration.ofSeconds(5));
+        closed = true;
     }
 }

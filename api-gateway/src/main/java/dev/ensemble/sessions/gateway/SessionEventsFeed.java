@@ -2,10 +2,15 @@ package dev.ensemble.sessions.gateway;
 
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -20,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -37,10 +43,13 @@ public final class SessionEventsFeed implements AutoCloseable {
     private volatile boolean running = true;
     /** The consumer's positions after its latest poll (read_committed: at most the last stable offsets); guarded by itself. */
     private final Object positionsLock = new Object();
+    private final String bootstrapServers;
+    private Admin admin; // reads the log's end offsets; created on first use, guarded by this
     private Map<TopicPartition, Long> positions = Map.of();
 
     /** @param windowBytes the retained window per session in bytes (see {@link SessionEventBuffers}) */
     public SessionEventsFeed(String bootstrapServers, long windowBytes) {
+        this.bootstrapServers = bootstrapServers;
         this.buffers = new SessionEventBuffers(windowBytes);
         Map<String, Object> p = new HashMap<>();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
@@ -90,6 +99,44 @@ public final class SessionEventsFeed implements AutoCloseable {
         }
     }
 
+    /** Waits until the feed has read the log up to its last stable offsets as they are now ({@link #logEnd()}); false on timeout. */
+    public boolean awaitLogEnd(Duration timeout) throws InterruptedException {
+        return awaitPositions(logEnd(), timeout);
+    }
+
+    /** The feed's position in each partition after its latest poll (empty before the first). */
+    public Map<TopicPartition, Long> positions() {
+        synchronized (positionsLock) {
+            return positions;
+        }
+    }
+
+    /**
+     * The last stable offsets of every partition of {@code sessions.events} now, through one admin client (no client per
+     * request); a 503 {@link ApiError} when the broker does not answer within 5 s.
+     */
+    Map<TopicPartition, Long> logEnd() {
+        try {
+            Admin a = admin(); // its default API timeout is 5 s: a broker away fails the futures then
+            return TopicAdmin.offsets(a, TopicAdmin.partitions(a, Topics.EVENTS.name()), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+        } catch (ExecutionException e) {
+            throw new ApiError(503, "unavailable", "the event log did not answer in time; try again");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ApiError(503, "unavailable", "interrupted while reading the event log's end; try again");
+        }
+    }
+
+    private synchronized Admin admin() {
+        if (!running) throw new ApiError(503, "unavailable", "the gateway is stopping");
+        if (admin == null) {
+            admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                    AdminClientConfig.CLIENT_ID_CONFIG, "ensemble-gateway-offsets-" + UUID.randomUUID(),
+                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000));
+        }
+        return admin;
+    }
+
     private boolean reached(Map<TopicPartition, Long> ends) {
         for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
             Long at = positions.get(e.getKey());
@@ -125,11 +172,7 @@ public final class SessionEventsFeed implements AutoCloseable {
                 synchronized (positionsLock) {
                     positions = now;
                     positionsLock.notifyAll();
-                }
-                if (!caughtUp()) {
-                    boolean done = true;
-                    for (TopicPartition tp : parts) done &= consumer.position(tp) >= end.get(tp);
-                    if (done) caughtUp.countDown();
+                    if (!caughtUp() && reached(end)) caughtUp.countDown();
                 }
             }
         } catch (WakeupException e) {
@@ -143,7 +186,13 @@ public final class SessionEventsFeed implements AutoCloseable {
 
     @Override
     public void close() {
-        running = false;
+        Admin a;
+        synchronized (this) {
+            running = false;
+            a = admin;
+            admin = null;
+        }
+        if (a != null) a.close(Duration.ofSeconds(5));
         consumer.wakeup();
         try {
             thread.join(10_000);

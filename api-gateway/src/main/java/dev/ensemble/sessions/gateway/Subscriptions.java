@@ -34,7 +34,7 @@ final class Subscriptions implements AutoCloseable {
 
     Subscriptions(String bootstrapServers, long windowBytes) {
         feed = new SessionEventsFeed(bootstrapServers, windowBytes).start();
-        stream = new EventStream(bootstrapServers, feed.buffers());
+        stream = new EventStream(bootstrapServers, feed);
     }
 
     /** Whether the gateway has read the account's eventId in the log already. */
@@ -76,7 +76,7 @@ final class Subscriptions implements AutoCloseable {
         if (page == null) throw ApiError.notFound("no session '" + id + "' in your account");
         if (after > page.latest()) {
             // ahead of what this gateway has read: first read the log up to now (another instance may have been quicker)
-            if (!feed.awaitPositions(stream.endOffsets(), AHEAD_WAIT)) {
+            if (!feed.awaitLogEnd(AHEAD_WAIT)) {
                 throw new ApiError(503, "unavailable", "the gateway has not read the event log up to cursor " + after + " yet; try again");
             }
             page = feed.buffers().read(me.account(), id, after, limit);
