@@ -66,6 +66,23 @@ public final class Bench {
     private Bench() {
     }
 
+    /**
+     * Appends the benchmark's log (the warm-up's events and the measured ones) without running the projector: for the
+     * replay benchmarks alone ({@code bench --replay-only}).
+     */
+    public static void appendOnly(String bootstrapServers, Settings s, PrintStream out) {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+            TopicAdmin.ensureTopics(admin, s.partitions(), (short) 1);
+        }
+        List<byte[][]> all = synthesize(new Settings(s.warmupEvents() + s.events(), s.accounts(), s.partitions(), s.streamsOverrides()));
+        Map<String, Object> pc = dev.ensemble.sessions.schema.LogProducers.config(bootstrapServers, "bench-appender",
+                Map.of("linger.ms", 5, "batch.size", 512 * 1024, "compression.type", "lz4"));
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pc, new StringSerializer(), new ByteArraySerializer())) {
+            append(producer, all);
+        }
+        out.printf("appended %,d events over %,d accounts (the projector did not run)%n", all.size(), s.accounts());
+    }
+
     /** Runs the benchmark against {@code bootstrapServers} (a fresh cluster: topics are created). */
     public static Result run(String bootstrapServers, Path stateDir, Settings s, PrintStream out) throws Exception {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {

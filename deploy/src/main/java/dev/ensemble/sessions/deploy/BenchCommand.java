@@ -33,6 +33,14 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--ceiling", description = "also run three reference topologies that do far less than the projector (decode; decode and forward; decode and one store entry per event) over the same log, broker and settings, as a yardstick")
     boolean ceiling;
 
+    @Option(names = "--replay-only", description = "skip the projector's measurement: append the same log (warm-up and measured "
+            + "events) and run only the replay benchmarks, in a JVM that has not run the projector yet (as the rebuild command does)")
+    boolean replayOnly;
+
+    @Option(names = "--rebuild", defaultValue = "both", description = "which rebuild the replay benchmarks time: batch, streams or "
+            + "both (default ${DEFAULT-VALUE})")
+    String rebuild;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -42,6 +50,8 @@ final class BenchCommand implements Callable<Integer> {
         require(warmupEvents >= 0, "--warmup-events must be 0 or more, not " + warmupEvents);
         require(accounts >= 1, "--accounts must be 1 or more, not " + accounts);
         require(partitions >= 1, "--partitions must be 1 or more, not " + partitions);
+        require(java.util.Set.of("batch", "streams", "both").contains(rebuild), "--rebuild must be batch, streams or both, not " + rebuild);
+        require(!replayOnly || recalibrateDecisions > 0, "--replay-only runs the replay benchmarks: --recalibrate-decisions must be 1 or more");
         require(recalibrateDecisions >= 0, "--recalibrate-decisions must be 0 or more, not " + recalibrateDecisions);
         for (String key : settings.keySet()) {
             require(isStreamsSetting(key), "--set " + key + ": not a Kafka Streams setting (nor a producer., consumer., "
@@ -52,17 +62,23 @@ final class BenchCommand implements Callable<Integer> {
         System.out.println("starting a fresh broker in " + dir);
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
             kafka.waitUntilReady(java.time.Duration.ofSeconds(60));
-            Bench.Result r = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
-                    new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings), warmupEvents), System.out);
-            System.out.println();
-            System.out.println("projector settings: " + (settings.isEmpty() ? "defaults" : settings));
-            System.out.println();
-            System.out.println("| events | partitions | seconds | sustained events/s | lag p50 ms | lag p99 ms | lag max ms | view updates |");
-            System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
-            System.out.printf("| %,d | %d | %.1f | %,.0f | %d | %d | %d | %,d |%n", r.events(), partitions, r.seconds(),
-                    r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
+            if (replayOnly) {
+                Bench.appendOnly(kafka.bootstrapServers(), new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings),
+                        warmupEvents), System.out);
+            } else {
+                Bench.Result r = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
+                        new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings), warmupEvents), System.out);
+                System.out.println();
+                System.out.println("projector settings: " + (settings.isEmpty() ? "defaults" : settings));
+                System.out.println();
+                System.out.println("| events | partitions | seconds | sustained events/s | lag p50 ms | lag p99 ms | lag max ms | view updates |");
+                System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
+                System.out.printf("| %,d | %d | %.1f | %,.0f | %d | %d | %d | %,d |%n", r.events(), partitions, r.seconds(),
+                        r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
+            }
             if (recalibrateDecisions > 0) {
-                ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), new java.util.HashMap<>(settings), recalibrateDecisions, System.out);
+                ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), new java.util.HashMap<>(settings), recalibrateDecisions,
+                        !rebuild.equals("streams"), !rebuild.equals("batch"), System.out);
             }
             if (ceiling) {
                 System.out.println();

@@ -1,7 +1,9 @@
 package dev.ensemble.sessions.deploy;
 
+import dev.ensemble.sessions.projector.BatchRebuild;
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
+import dev.ensemble.sessions.projector.RetirementRules;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
@@ -18,11 +20,15 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code ensemble-sessions rebuild [--data-dir DIR]}: with the system stopped, rebuilds every view of the projector by
- * replaying the log (DESIGN.md §1): starts the data folder's broker (its lock refuses while {@code up} runs), resets the
- * projector ({@link ProjectorRebuild#reset}: state folder, group offsets, internal topics), runs it until it has
- * processed every event and published the last views, and stops. Killed half-way, running the command again starts
- * over; running {@code up} instead goes on from where the replay was.
+ * {@code ensemble-sessions rebuild [--data-dir DIR] [--streams]}: with the system stopped, rebuilds every view of the
+ * projector by replaying the log (DESIGN.md §1): starts the data folder's broker (its lock refuses while {@code up}
+ * runs), resets the projector ({@link ProjectorRebuild#reset}: state folder, group offsets, internal topics), and
+ * replays: by default in one batch ({@link BatchRebuild}: the projector's processors outside Kafka Streams, one
+ * transaction writing the changelogs, views and offsets; the next {@code up} restores the stores from them), with
+ * {@code --streams}, or when the log does not fit in the heap, or when the batch stops on a failure that is not its
+ * record's, by running the projector until it has processed every event and published the last views. Killed
+ * half-way, running the command again starts over; running {@code up} instead goes on from where the replay was (after
+ * a killed batch: from the beginning of the log, replayed by the projector).
  */
 @Command(name = "rebuild", mixinStandardHelpOptions = true,
         description = "With the system stopped, rebuild the projector's views by replaying the event log.")
@@ -39,10 +45,21 @@ final class RebuildCommand implements Callable<Integer> {
     @Option(names = "--replication-factor", defaultValue = "1", description = "of the internal topics it recreates (default ${DEFAULT-VALUE})")
     int replicationFactor;
 
+    @Option(names = "--completed-window-days", defaultValue = "7", description = "as given to up: a done or dropped task's session is "
+            + "cleaned up after this many days (the retirement views depend on it; default ${DEFAULT-VALUE})")
+    int completedWindowDays;
+
+    @Option(names = "--streams", description = "replay with the projector itself (Kafka Streams) instead of the batch replay: slower, "
+            + "but its memory does not grow with the log")
+    boolean streams;
+
     PrintStream out = System.out;
 
-    /** What a rebuild did: events replayed and how long it took (reset excluded). */
-    record Result(long events, Duration elapsed) {
+    /**
+     * What a rebuild did: events replayed, how long it took (reset excluded), and how: {@code batch}
+     * ({@link BatchRebuild}) or {@code streams} (the projector replayed the log).
+     */
+    record Result(long events, Duration elapsed, String how) {
         double eventsPerSecond() {
             return events / Math.max(1e-9, elapsed.toNanos() / 1e9);
         }
@@ -60,24 +77,48 @@ final class RebuildCommand implements Callable<Integer> {
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
             }
-            Result r = rebuild(bootstrap, data.state("projector"), replicationFactor, Map.of(), true);
-            out.printf(Locale.ROOT, "Rebuilt the views from %,d events in %.1f s (%,.0f events/s)%n", r.events(),
-                    r.elapsed().toNanos() / 1e9, r.eventsPerSecond());
+            Result r = rebuild(bootstrap, data.state("projector"), replicationFactor, Map.of(),
+                    RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays)), true, !streams);
+            out.printf(Locale.ROOT, "Rebuilt the views from %,d events in %.1f s (%,.0f events/s, %s)%n", r.events(),
+                    r.elapsed().toNanos() / 1e9, r.eventsPerSecond(), r.how().equals("batch") ? "batch replay" : "replayed by the projector");
             return 0;
         } finally {
             if (kafka != null) kafka.close();
         }
     }
 
-    /** Resets the projector and replays the log with it; a progress bar on stderr when {@code progress}. */
-    static Result rebuild(String bootstrap, Path stateDir, int replicationFactor, Map<String, ?> overrides, boolean progress)
+    /**
+     * Resets the projector and replays the log: in one batch ({@link BatchRebuild}) when {@code batch} and the log fits
+     * in this JVM's heap, else (or when the batch stops on a failure that is not the record's) with the projector
+     * itself. A progress bar on stderr when {@code progress}.
+     */
+    static Result rebuild(String bootstrap, Path stateDir, int replicationFactor, Map<String, ?> overrides, RetirementRules.Config rules,
+                          boolean progress, boolean batch)
             throws InterruptedException {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             long total = ProjectorRebuild.reset(admin, stateDir, Duration.ofSeconds(60));
+            if (batch && !BatchRebuild.fits(total)) {
+                System.err.printf(Locale.ROOT, "The log's %,d events need about %,d MB of heap for a batch replay and this JVM has %,d MB: "
+                                + "replaying with the projector instead (slower; ENSEMBLE_JAVA_OPTS=-Xmx… gives more)%n", total,
+                        total * BatchRebuild.BYTES_PER_EVENT >> 20, Runtime.getRuntime().maxMemory() >> 20);
+            } else if (batch) {
+                ProgressBar bar = progress && total > 0 ? bar(total) : null;
+                try {
+                    BatchRebuild.Result r = BatchRebuild.run(bootstrap, stateDir, replicationFactor, rules, n -> {
+                        if (bar != null) bar.stepTo(n);
+                    });
+                    return new Result(r.events(), r.elapsed(), "batch");
+                } catch (BatchRebuild.Failed e) {
+                    System.err.println("The batch replay stopped (" + e.getMessage() + (e.getCause() == null ? "" : ": " + e.getCause())
+                            + "); replaying with the projector instead, which retries as it does live");
+                    ProjectorRebuild.reset(admin, stateDir, Duration.ofSeconds(60));
+                } finally {
+                    if (bar != null) bar.close();
+                }
+            }
             long start = System.nanoTime();
-            ProgressBar bar = progress && total > 0 ? new ProgressBarBuilder().setTaskName("Replaying").setInitialMax(total)
-                    .setUnit(" events", 1).setStyle(ProgressBarStyle.ASCII).setConsumer(new ConsoleProgressBarConsumer(System.err)).build() : null;
-            try (Projector projector = new Projector(bootstrap, stateDir, replicationFactor, overrides)) {
+            ProgressBar bar = progress && total > 0 ? bar(total) : null;
+            try (Projector projector = new Projector(bootstrap, stateDir, replicationFactor, overrides, rules)) {
                 projector.start();
                 boolean done = ProjectorRebuild.awaitCaughtUp(admin, Duration.ofHours(6), n -> {
                     if (bar != null) bar.stepTo(n);
@@ -88,10 +129,15 @@ final class RebuildCommand implements Callable<Integer> {
                     throw new IllegalStateException("the views were still being published 5 minutes after the replay");
                 }
                 // done when every event is processed and the last view it changed is published
-                return new Result(total, Duration.ofNanos(lastView[0] - start));
+                return new Result(total, Duration.ofNanos(lastView[0] - start), "streams");
             } finally {
                 if (bar != null) bar.close();
             }
         }
+    }
+
+    private static ProgressBar bar(long total) {
+        return new ProgressBarBuilder().setTaskName("Replaying").setInitialMax(total).setUnit(" events", 1)
+                .setStyle(ProgressBarStyle.ASCII).setConsumer(new ConsoleProgressBarConsumer(System.err)).build();
     }
 }

@@ -1,6 +1,8 @@
 package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.events.RunStatus;
+import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.projector.RetirementRules;
 import dev.ensemble.sessions.events.SessionChoiceOutcome;
 import dev.ensemble.sessions.scorer.ChoiceRecords;
 import dev.ensemble.sessions.scorer.ConfigLoader;
@@ -31,20 +33,49 @@ final class ReplayBench {
     private ReplayBench() {
     }
 
-    /** Rebuild and recalibration measured; prints a Markdown table. */
-    static void run(String bootstrap, Path stateDir, Map<String, ?> overrides, int decisions, PrintStream out) throws Exception {
+    /**
+     * Rebuild (the batch replay, the projector's restore of what it wrote, and the replay by the projector itself) and
+     * recalibration measured; prints a Markdown table.
+     */
+    static void run(String bootstrap, Path stateDir, Map<String, ?> overrides, int decisions, boolean batch, boolean streams, PrintStream out)
+            throws Exception {
         out.println();
         out.println("rebuilding the views from the log …");
-        RebuildCommand.Result r = RebuildCommand.rebuild(bootstrap, stateDir, 1, overrides, false);
+        RetirementRules.Config rules = RetirementRules.Config.defaults();
+        RebuildCommand.Result b = batch ? RebuildCommand.rebuild(bootstrap, stateDir, 1, overrides, rules, false, true) : null;
+        double restore = batch ? restoreSeconds(bootstrap, stateDir, overrides) : 0;
+        RebuildCommand.Result s = streams ? RebuildCommand.rebuild(bootstrap, stateDir, 1, overrides, rules, false, false) : null;
         Recal c = recalibrate(decisions, new Random(7));
         out.println();
         out.println("| replay | items | seconds | items/s |");
         out.println("|---|---:|---:|---:|");
-        out.printf(Locale.ROOT, "| rebuild (reset, replay to the end of the log) | %,d events | %.1f | %,.0f |%n", r.events(),
-                r.elapsed().toNanos() / 1e9, r.eventsPerSecond());
+        if (b != null) {
+            out.printf(Locale.ROOT, "| rebuild: %s (reset excluded; to the last view visible) | %,d events | %.1f | %,.0f |%n",
+                    b.how().equals("batch") ? "batch replay" : "batch replay refused, replayed by the projector", b.events(),
+                    b.elapsed().toNanos() / 1e9, b.eventsPerSecond());
+            out.printf(Locale.ROOT, "| the projector's first start after it: restoring its stores from the changelogs | – | %.1f | – |%n", restore);
+        }
+        if (s != null) {
+            out.printf(Locale.ROOT, "| rebuild: replayed by the projector (`rebuild --streams`) | %,d events | %.1f | %,.0f |%n", s.events(),
+                    s.elapsed().toNanos() / 1e9, s.eventsPerSecond());
+        }
         out.printf(Locale.ROOT, "| recalibrate (re-score, summary, HTML) | %,d decisions | %.2f | %,.0f |%n", c.decisions(), c.seconds(),
                 c.decisions() / c.seconds());
         out.printf(Locale.ROOT, "recalibration: %,d decisions change; summary and HTML report %,d characters%n", c.changed(), c.htmlBytes());
+    }
+
+    /** Starts the projector and times it until it runs (its stores restored from the changelogs), then stops it. */
+    private static double restoreSeconds(String bootstrap, Path stateDir, Map<String, ?> overrides) throws InterruptedException {
+        long start = System.nanoTime();
+        try (Projector p = new Projector(bootstrap, stateDir, 1, overrides)) {
+            p.start();
+            long until = System.nanoTime() + java.time.Duration.ofMinutes(10).toNanos();
+            while (!p.restored()) {
+                if (System.nanoTime() > until) throw new IllegalStateException("the projector did not restore its stores in 10 minutes");
+                Thread.sleep(20);
+            }
+            return (System.nanoTime() - start) / 1e9;
+        }
     }
 
     record Recal(int decisions, double seconds, int changed, int htmlBytes) {

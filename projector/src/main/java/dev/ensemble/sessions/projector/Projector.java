@@ -16,6 +16,7 @@ import dev.ensemble.sessions.scorer.ConfigWatcher;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.state.Stores;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -126,29 +127,15 @@ public final class Projector implements AutoCloseable {
         t.addSource("events-source", Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
         String corpus = DeletionProcessor.CORPUS;
-        t.addProcessor(guard, () -> new DeletionProcessor(rules, List.of(chains, corpus)), "events-source");
-        t.addProcessor(chains, SessionChainProcessor::new, guard);
-        t.addProcessor(retirement, () -> new RetirementProcessor(rules), chains, guard);
-        t.addStateStore(held(store.apply(StoreNames.EVENT_IDS), Serdes.Long()), chains, guard);
-        t.addStateStore(held(store.apply(StoreNames.RUN_EVENT_IDS), AppliedEvents.RunEventIds.SERDE), chains, guard);
-        t.addStateStore(held(store.apply(StoreNames.SESSION_CHAINS), AvroSerde.of(SessionView.class)), chains, guard, retirement);
-        t.addStateStore(held(store.apply(StoreNames.RUN_INDEX), AvroSerde.of(RunRef.class)), chains, guard);
-        t.addStateStore(held(store.apply(StoreNames.TASK_SESSIONS), Serdes.String()), chains);
-        t.addStateStore(held(Stores.inMemoryKeyValueStore(StoreNames.PENDING_VIEWS), Serdes.Long()), chains);
-        t.addStateStore(held(store.apply(StoreNames.PARKED_RUNS), AvroSerde.of(ParkedEvents.class)), chains);
-        t.addStateStore(held(store.apply(StoreNames.RUN_FACTS), AvroSerde.of(RunFacts.class)), guard, retirement);
-        t.addStateStore(held(store.apply(StoreNames.TASK_STATES), AvroSerde.of(Event.class)), guard, retirement);
-        t.addStateStore(held(store.apply(StoreNames.COMPUTER_STATES), AvroSerde.of(Event.class)), guard, retirement);
-        t.addStateStore(held(store.apply(StoreNames.COMPUTER_SESSIONS), Serdes.String()), guard, retirement);
-        t.addStateStore(held(store.apply(StoreNames.DELETION_STATES), AvroSerde.of(DeletionState.class)), guard, retirement);
-        t.addStateStore(held(store.apply(StoreNames.DELETION_AUDIT), AvroSerde.of(DeletionAudit.class)), guard);
-        t.addStateStore(held(store.apply(StoreNames.RETIREMENT_VIEWS), AvroSerde.of(RetirementView.class)), retirement);
-        ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
-        t.addProcessor(corpus, () -> new CorpusProcessor(config), guard);
-        t.addStateStore(held(store.apply(StoreNames.CORPUS_DOCS), Serdes.String()), "corpus-stats");
-        t.addStateStore(held(store.apply(StoreNames.CORPUS_INDEX), Serdes.Long()), "corpus-stats");
-        t.addStateStore(held(store.apply(StoreNames.CORPUS_CLAIMS), Serdes.String()), "corpus-stats");
-        t.addStateStore(held(Stores.inMemoryKeyValueStore(StoreNames.PENDING_CORPUS), Serdes.Long()), "corpus-stats");
+        Map<String, ProcessorSupplier<?, ?, ?, ?>> processors = processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn));
+        t.addProcessor(guard, processors.get(guard), "events-source");
+        t.addProcessor(chains, processors.get(chains), guard);
+        t.addProcessor(retirement, processors.get(retirement), chains, guard);
+        t.addProcessor(corpus, processors.get(corpus), guard);
+        for (StoreSpec spec : STORES) {
+            t.addStateStore(held(spec.inMemory() ? Stores.inMemoryKeyValueStore(spec.name()) : store.apply(spec.name()), spec.serde()),
+                    spec.processors().toArray(String[]::new));
+        }
         t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
                 Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
         t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
@@ -162,6 +149,57 @@ public final class Projector implements AutoCloseable {
         return t;
     }
 
+    /**
+     * The projector's processors by node name (the guard, the session chains, the retirement rules, the corpus
+     * statistics), each supplier making a new instance per task; {@link #buildTopology} connects them,
+     * {@link BatchRebuild} runs them outside Kafka Streams.
+     *
+     * @param config the analysis config of the corpus statistics
+     */
+    static Map<String, ProcessorSupplier<?, ?, ?, ?>> processors(RetirementRules.Config rules, ConfigWatcher config) {
+        ProcessorSupplier<String, Event, String, Object> guard =
+                () -> new DeletionProcessor(rules, List.of(DeletionProcessor.CHAINS, DeletionProcessor.CORPUS));
+        ProcessorSupplier<String, Event, String, SessionView> chains = SessionChainProcessor::new;
+        ProcessorSupplier<String, SessionView, String, RetirementView> retirement = () -> new RetirementProcessor(rules);
+        ProcessorSupplier<String, Event, String, dev.ensemble.sessions.views.CorpusView> corpus = () -> new CorpusProcessor(config);
+        return Map.of(DeletionProcessor.GUARD, guard, DeletionProcessor.CHAINS, chains, DeletionProcessor.RETIREMENT, retirement,
+                DeletionProcessor.CORPUS, corpus);
+    }
+
+    /**
+     * One of the projector's state stores: its name (and so its changelog, {@code <application.id>-<name>-changelog}),
+     * how its values are encoded (in the store and its changelog; keys are UTF-8 Strings), whether it is kept in memory
+     * also when the others are RocksDB stores, how a processor iterates it, and the processors that use it.
+     */
+    record StoreSpec(String name, org.apache.kafka.common.serialization.Serde<?> serde, boolean inMemory, Iteration iteration,
+                     List<String> processors) {
+    }
+
+    /** How a processor iterates a store: never, only whole ({@code all}, e.g. to publish), or by key ranges or prefixes. */
+    enum Iteration { NONE, WHOLE, RANGES }
+
+    /** Every state store of the projector's topology ({@link #buildTopology(RetirementRules.Config, boolean)}, {@link BatchRebuild}). */
+    static final List<StoreSpec> STORES = List.of(
+            new StoreSpec(StoreNames.EVENT_IDS, Serdes.Long(), false, Iteration.NONE, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.RUN_EVENT_IDS, AppliedEvents.RunEventIds.SERDE, false, Iteration.NONE, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.SESSION_CHAINS, AvroSerde.of(SessionView.class), false, Iteration.NONE,
+                    List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.RUN_INDEX, AvroSerde.of(RunRef.class), false, Iteration.NONE, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.TASK_SESSIONS, Serdes.String(), false, Iteration.NONE, List.of(DeletionProcessor.CHAINS)),
+            new StoreSpec(StoreNames.PENDING_VIEWS, Serdes.Long(), true, Iteration.WHOLE, List.of(DeletionProcessor.CHAINS)),
+            new StoreSpec(StoreNames.PARKED_RUNS, AvroSerde.of(ParkedEvents.class), false, Iteration.NONE, List.of(DeletionProcessor.CHAINS)),
+            new StoreSpec(StoreNames.RUN_FACTS, AvroSerde.of(RunFacts.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.TASK_STATES, AvroSerde.of(Event.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.COMPUTER_STATES, AvroSerde.of(Event.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.COMPUTER_SESSIONS, Serdes.String(), false, Iteration.RANGES, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.DELETION_STATES, AvroSerde.of(DeletionState.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.RETIREMENT_VIEWS, AvroSerde.of(RetirementView.class), false, Iteration.NONE, List.of(DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, Iteration.RANGES, List.of(DeletionProcessor.CORPUS)),
+            new StoreSpec(StoreNames.CORPUS_INDEX, Serdes.Long(), false, Iteration.NONE, List.of(DeletionProcessor.CORPUS)),
+            new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, Iteration.NONE, List.of(DeletionProcessor.CORPUS)),
+            new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, Iteration.WHOLE, List.of(DeletionProcessor.CORPUS)));
+
     /** How many keys each store of a task holds as live objects between commits ({@link WriteBackStore}). */
     static final int HELD_PER_STORE = 10_000;
 
@@ -174,14 +212,60 @@ public final class Projector implements AutoCloseable {
         return WriteBackStore.builder(supplier, serde, HELD_PER_STORE);
     }
 
-    /** Starts the application (non-blocking). */
+    /**
+     * Starts the application (non-blocking). First aborts the transaction of a batch rebuild killed before its commit
+     * ({@link BatchRebuild#abortUnfinished}), which would hold back the log's readable end.
+     */
     public synchronized void start() {
         if (streams != null) {
             return;
         }
+        BatchRebuild.abortUnfinished(properties.getProperty(org.apache.kafka.streams.StreamsConfig.BOOTSTRAP_SERVERS_CONFIG));
         streams = new KafkaStreams(buildTopology(rules), properties);
+        streams.setGlobalStateRestoreListener(restores);
         StreamsDefaults.start(streams, "projector");
         LOG.info("projector started ({} → {})", Topics.EVENTS.name(), Topics.SESSIONS_VIEW.name());
+    }
+
+    private final Restores restores = new Restores();
+
+    /**
+     * Whether the projector runs with every store restored: its Streams client is RUNNING, some store was restored
+     * from its changelog since the start, and none is being restored now (after a batch rebuild, the first start
+     * restores every store the batch wrote).
+     */
+    public synchronized boolean restored() {
+        return streams != null && streams.state() == KafkaStreams.State.RUNNING && restores.started.get() > 0 && restores.active.get() == 0;
+    }
+
+    /** Logs each store's restoration from its changelog and counts those under way. */
+    private static final class Restores implements org.apache.kafka.streams.processor.StateRestoreListener {
+        final java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger active = new java.util.concurrent.atomic.AtomicInteger();
+
+        @Override
+        public void onRestoreStart(org.apache.kafka.common.TopicPartition partition, String store, long startingOffset, long endingOffset) {
+            started.incrementAndGet();
+            active.incrementAndGet();
+            LOG.debug("restoring store {} from {} (offsets {} to {})", store, partition, startingOffset, endingOffset);
+        }
+
+        @Override
+        public void onBatchRestored(org.apache.kafka.common.TopicPartition partition, String store, long batchEndOffset, long numRestored) {
+        }
+
+        @Override
+        public void onRestoreEnd(org.apache.kafka.common.TopicPartition partition, String store, long totalRestored) {
+            active.decrementAndGet();
+            if (totalRestored > 0) {
+                LOG.info("restored store {} from {}: {} records", store, partition, totalRestored);
+            }
+        }
+
+        @Override
+        public void onRestoreSuspended(org.apache.kafka.common.TopicPartition partition, String store, long totalRestored) {
+            active.decrementAndGet();
+        }
     }
 
     /** The running Streams instance (for state and metrics), or null before start. */

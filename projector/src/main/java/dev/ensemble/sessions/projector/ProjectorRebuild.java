@@ -35,7 +35,8 @@ import java.util.stream.Stream;
  * tables are published.
  * <p>
  * A replay killed half-way needs no reset again: exactly-once aborts what was not committed, and the projector goes on
- * from its last committed offsets when it starts again.
+ * from its last committed offsets when it starts again. {@link BatchRebuild} replays the same log after the same reset
+ * several times faster, outside Kafka Streams.
  */
 public final class ProjectorRebuild {
     private ProjectorRebuild() {

@@ -96,57 +96,68 @@ class ProjectorRebuildTest {
 
     /** Several accounts' runs: new sessions, continued ones, statuses, engine events, and some deletions. */
     static int produceRandomHistory(String bootstrap, Random rnd, int n) throws Exception {
-        List<String> accounts = List.of("acct-ana", "acct-bo", "acct-cy", "acct-dee");
-        Map<String, List<String>> runs = new HashMap<>();
-        Map<String, String> sessionOf = new HashMap<>();
-        Map<String, List<String>> sessionRuns = new HashMap<>();
+        return send(bootstrap, randomHistory(rnd, n));
+    }
+
+    /** Appends the events to the log, keyed by their account, and waits for every acknowledgement. */
+    static int send(String bootstrap, List<Event> events) throws Exception {
         List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
-        List<String> deletionRequestIds = new ArrayList<>();
         try (KafkaProducer<String, Event> p = new KafkaProducer<>(dev.ensemble.sessions.schema.LogProducers.config(bootstrap,
                 "rebuild-test", Map.of()), new StringSerializer(),
                 Topics.eventSerde().serializer())) {
-            for (int i = 0; i < n; i++) {
-                String acct = accounts.get(rnd.nextInt(accounts.size()));
-                List<String> mine = runs.computeIfAbsent(acct, a -> new ArrayList<>());
-                Event e = null;
-                int kind = mine.isEmpty() ? 0 : rnd.nextInt(10);
-                String some = mine.isEmpty() ? null : mine.get(rnd.nextInt(mine.size()));
-                if (kind <= 2) {
-                    String run = acct + "-r" + i;
-                    String parent = kind == 0 || some == null ? null : some;
-                    e = ChainFixture.claimed(run, parent, "Task " + rnd.nextInt(50) + " ranking api " + i, i);
-                    mine.add(run);
-                    String session = parent == null ? run : sessionOf.get(parent);
-                    sessionOf.put(run, session);
-                    sessionRuns.computeIfAbsent(session, k -> new ArrayList<>()).add(run);
-                } else if (kind <= 5) {
-                    e = ChainFixture.status(some, RunStatus.values()[rnd.nextInt(RunStatus.values().length)], i);
-                } else if (kind <= 8) {
-                    e = ChainFixture.engine(some, "agent-" + some, (long) rnd.nextInt(100_000), 200_000L, i);
-                } else if (rnd.nextInt(3) == 0) {
-                    // a person deletes the session of one of the account's runs: the computer is online, the request
-                    // names the runs they saw, and the computer answers (accepted or skipped, the guard decides)
-                    String session = sessionOf.get(some);
-                    for (Event d : ChainFixture.deleted(session, List.copyOf(sessionRuns.get(session)), i)) {
-                        d = Event.newBuilder(d).setAccount(acct).build();
-                        if (d.getPayload() instanceof dev.ensemble.sessions.events.SessionDeletedOnComputer a) {
-                            a.setRequestId(deletionRequestIds.get(deletionRequestIds.size() - 1));
-                        } else if (d.getPayload() instanceof dev.ensemble.sessions.events.SessionDeletionRequested) {
-                            deletionRequestIds.add(d.getEventId());
-                        }
-                        sent.add(p.send(new ProducerRecord<>(Topics.EVENTS.name(), acct, d)));
-                    }
-                    continue;
-                } else {
-                    e = ChainFixture.done(some, "did it", List.of("src/A.java"), i);
-                }
-                e = Event.newBuilder(e).setAccount(acct).build();
-                sent.add(p.send(new ProducerRecord<>(Topics.EVENTS.name(), acct, e)));
-            }
+            for (Event e : events) sent.add(p.send(new ProducerRecord<>(Topics.EVENTS.name(), e.getAccount(), e)));
             p.flush();
             for (var f : sent) f.get();
         }
         return sent.size();
+    }
+
+    /** The events of {@link #produceRandomHistory}, in the order they are appended (about n of them). */
+    static List<Event> randomHistory(Random rnd, int n) {
+        List<String> accounts = List.of("acct-ana", "acct-bo", "acct-cy", "acct-dee");
+        Map<String, List<String>> runs = new HashMap<>();
+        Map<String, String> sessionOf = new HashMap<>();
+        Map<String, List<String>> sessionRuns = new HashMap<>();
+        List<Event> out = new ArrayList<>();
+        List<String> deletionRequestIds = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            String acct = accounts.get(rnd.nextInt(accounts.size()));
+            List<String> mine = runs.computeIfAbsent(acct, a -> new ArrayList<>());
+            Event e = null;
+            int kind = mine.isEmpty() ? 0 : rnd.nextInt(10);
+            String some = mine.isEmpty() ? null : mine.get(rnd.nextInt(mine.size()));
+            if (kind <= 2) {
+                String run = acct + "-r" + i;
+                String parent = kind == 0 || some == null ? null : some;
+                e = ChainFixture.claimed(run, parent, "Task " + rnd.nextInt(50) + " ranking api " + i, i);
+                mine.add(run);
+                String session = parent == null ? run : sessionOf.get(parent);
+                sessionOf.put(run, session);
+                sessionRuns.computeIfAbsent(session, k -> new ArrayList<>()).add(run);
+            } else if (kind <= 5) {
+                e = ChainFixture.status(some, RunStatus.values()[rnd.nextInt(RunStatus.values().length)], i);
+            } else if (kind <= 8) {
+                e = ChainFixture.engine(some, "agent-" + some, (long) rnd.nextInt(100_000), 200_000L, i);
+            } else if (rnd.nextInt(3) == 0) {
+                // a person deletes the session of one of the account's runs: the computer is online, the request
+                // names the runs they saw, and the computer answers (accepted or skipped, the guard decides)
+                String session = sessionOf.get(some);
+                for (Event d : ChainFixture.deleted(session, List.copyOf(sessionRuns.get(session)), i)) {
+                    d = Event.newBuilder(d).setAccount(acct).build();
+                    if (d.getPayload() instanceof dev.ensemble.sessions.events.SessionDeletedOnComputer a) {
+                        a.setRequestId(deletionRequestIds.get(deletionRequestIds.size() - 1));
+                    } else if (d.getPayload() instanceof dev.ensemble.sessions.events.SessionDeletionRequested) {
+                        deletionRequestIds.add(d.getEventId());
+                    }
+                    out.add(d);
+                }
+                continue;
+            } else {
+                e = ChainFixture.done(some, "did it", List.of("src/A.java"), i);
+            }
+            out.add(Event.newBuilder(e).setAccount(acct).build());
+        }
+        return out;
     }
 
     /** Key by key; on a difference, names the first keys that differ (values are long). */

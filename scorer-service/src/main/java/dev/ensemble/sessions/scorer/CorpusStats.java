@@ -6,11 +6,11 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -30,8 +30,8 @@ public final class CorpusStats {
     private final String account;
     private final String computerId;
     private final int capacity;
-    private final ArrayDeque<Entry> window = new ArrayDeque<>();
-    private final Map<String, Entry> byTask = new HashMap<>();
+    /** The window by task id, oldest first: a task added again moves to the end, in constant time. */
+    private final LinkedHashMap<String, Entry> window = new LinkedHashMap<>();
     private final Map<String, int[]> termDf = new HashMap<>();
     private int[] dfById = new int[1024];
     private final Map<String, int[]> anchorDf = new HashMap<>();
@@ -114,23 +114,22 @@ public final class CorpusStats {
      * A task already in the window is first removed, then added as the newest.
      */
     public String add(TextAnalysis.CorpusDoc doc) {
-        Entry old = byTask.remove(doc.taskId());
+        Entry old = window.remove(doc.taskId());
         if (old != null) {
-            window.remove(old);
             subtract(old);
         }
         Entry e = new Entry(doc.taskId(), doc.terms().stream().sorted().toArray(String[]::new),
                 doc.anchors().stream().sorted().toArray(String[]::new));
-        window.addLast(e);
-        byTask.put(e.taskId(), e);
+        window.put(e.taskId(), e);
         for (String t : e.terms()) {
             termDf.computeIfAbsent(t, k -> new int[1])[0]++;
             bump(t, 1);
         }
         for (String a : e.anchors()) anchorDf.computeIfAbsent(a, k -> new int[1])[0]++;
         if (window.size() > capacity) {
-            Entry gone = window.removeFirst();
-            byTask.remove(gone.taskId());
+            Iterator<Entry> oldest = window.values().iterator();
+            Entry gone = oldest.next();
+            oldest.remove();
             subtract(gone);
             return gone.taskId();
         }
@@ -153,7 +152,7 @@ public final class CorpusStats {
     /** The task ids in the window, oldest first. */
     public List<String> taskIds() {
         List<String> ids = new ArrayList<>(window.size());
-        for (Entry e : window) ids.add(e.taskId());
+        for (Entry e : window.values()) ids.add(e.taskId());
         return ids;
     }
 
@@ -178,7 +177,7 @@ public final class CorpusStats {
                 out.writeUTF(s);
             }
             out.writeInt(window.size());
-            for (Entry e : window) {
+            for (Entry e : window.values()) {
                 out.writeUTF(e.taskId());
                 writeVarint(out, e.terms().length);
                 for (String t : e.terms()) writeVarint(out, index.get(t));
@@ -218,7 +217,7 @@ public final class CorpusStats {
     /** Same window (ids, terms, anchors in order) and capacity. */
     public boolean sameAs(CorpusStats o) {
         if (o.capacity != capacity || o.window.size() != window.size()) return false;
-        Iterator<Entry> a = window.iterator(), b = o.window.iterator();
+        Iterator<Entry> a = window.values().iterator(), b = o.window.values().iterator();
         while (a.hasNext()) {
             Entry x = a.next(), y = b.next();
             if (!x.taskId().equals(y.taskId()) || !Arrays.equals(x.terms(), y.terms()) || !Arrays.equals(x.anchors(), y.anchors())) return false;

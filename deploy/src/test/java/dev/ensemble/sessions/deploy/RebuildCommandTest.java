@@ -1,0 +1,103 @@
+package dev.ensemble.sessions.deploy;
+
+import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.projector.ProjectorRebuild;
+import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.views.SessionView;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code rebuild --data-dir DIR} as a user runs it, on a data folder whose broker holds a log the projector has
+ * folded: it replays in one batch by default, with the projector itself given {@code --streams}, and both leave the
+ * session views the projector had published live.
+ */
+class RebuildCommandTest {
+    @Test
+    void rebuildReplaysInOneBatchOrWithTheProjectorAndGivesTheLiveSessionViewsBack(@TempDir Path dir) throws Exception {
+        DataDir data = new DataDir(dir.resolve("data"));
+        data.createPrivate();
+        Map<String, SessionView> live;
+        try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
+            kafka.waitUntilReady(Duration.ofSeconds(60));
+            Bench.appendOnly(kafka.bootstrapServers(), new Bench.Settings(3000, 40, 2, Map.of(), 0), new PrintStream(new ByteArrayOutputStream()));
+            try (Projector p = new Projector(kafka.bootstrapServers(), data.state("projector"), 1, Map.of("commit.interval.ms", 100));
+                 Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+                p.start();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+            }
+            live = sessionViews(kafka.bootstrapServers());
+        }
+        assertThat(live).hasSizeGreaterThan(40);
+
+        for (List<String> args : List.<List<String>>of(List.of(), List.of("--streams"))) {
+            List<String> all = new ArrayList<>(List.of("--data-dir", data.root().toString(), "--kafka-port", "0"));
+            all.addAll(args);
+            RebuildCommand command = new RebuildCommand();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            command.out = new PrintStream(out, true, StandardCharsets.UTF_8);
+            int code = new CommandLine(command).execute(all.toArray(String[]::new));
+            String printed = out.toString(StandardCharsets.UTF_8);
+            assertThat(code).as(printed).isZero();
+            assertThat(printed).containsPattern("Rebuilt the views from 3,000 events in [0-9.]+ s \\([0-9,]+ events/s, "
+                    + (args.isEmpty() ? "batch replay" : "replayed by the projector") + "\\)");
+            try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
+                kafka.waitUntilReady(Duration.ofSeconds(60));
+                Map<String, SessionView> rebuilt = sessionViews(kafka.bootstrapServers());
+                assertThat(rebuilt.keySet()).as("after rebuild " + args).isEqualTo(live.keySet());
+                List<String> differ = live.keySet().stream().filter(k -> !tree(live.get(k)).equals(tree(rebuilt.get(k)))).sorted().toList();
+                assertThat(differ).as("after rebuild " + args + ": " + differ.size() + " of " + live.size() + " differ; first: "
+                        + (differ.isEmpty() ? "" : json(live.get(differ.get(0))) + " rebuilt " + json(rebuilt.get(differ.get(0))))).isEmpty();
+            }
+        }
+    }
+
+    /** As a JSON tree (Avro's equals fails on arrays of records holding Instants). */
+    private static Object tree(SessionView v) {
+        return dev.ensemble.sessions.schema.EventJson.recordToJson(v);
+    }
+
+    private static String json(SessionView v) {
+        return dev.ensemble.sessions.schema.EventJson.recordToJson(v).toString();
+    }
+
+    /** The newest session view of each key ({@code read_committed}). */
+    private static Map<String, SessionView> sessionViews(String bootstrap) {
+        Map<String, SessionView> out = new HashMap<>();
+        var values = Topics.SESSIONS_VIEW.valueSerde().deserializer();
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = new ArrayList<>();
+            c.partitionsFor(Topics.SESSIONS_VIEW.name()).forEach(i -> parts.add(new TopicPartition(i.topic(), i.partition())));
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = c.endOffsets(parts);
+            long until = System.currentTimeMillis() + 60_000;
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
+                for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) out.put(r.key(), values.deserialize(r.topic(), r.value()));
+            }
+        }
+        return out;
+    }
+}

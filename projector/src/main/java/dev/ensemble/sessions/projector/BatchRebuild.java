@@ -1,0 +1,923 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.schema.Topic;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.scorer.ConfigWatcher;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.StreamsMetrics;
+import org.apache.kafka.streams.TopologyDescription;
+import org.apache.kafka.streams.errors.DeserializationExceptionHandler;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
+import org.apache.kafka.streams.errors.ProcessingExceptionHandler;
+import org.apache.kafka.streams.processor.Cancellable;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.Punctuator;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StateStoreContext;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+
+/**
+ * Rebuilds the projector's state and views from the log in one pass outside Kafka Streams (DESIGN.md §1: every view
+ * can be rebuilt by replay). The projector's own processors ({@link Projector#processors}) run over each partition of
+ * {@code sessions.events} as Kafka Streams runs that partition's task: the same node graph (read from
+ * {@link Projector#buildTopology()}'s description), the same stores ({@link Projector#STORES}, here maps in memory), the
+ * same dead-letter handlers, and the publication punctuations, ticked once the partition's records are all applied.
+ * What it leaves out is what makes the live projector slower than its rules: a commit every 100 ms that encodes and
+ * writes each changed store entry and publishes each changed view. Partitions are replayed in parallel, one thread
+ * each, up to the cores.
+ *
+ * <p>Then one Kafka transaction writes what the projector would have left after the same replay: each store's final
+ * entries to its changelog ({@code ensemble-projector-<store>-changelog}, created here as Kafka Streams creates them),
+ * the newest record of every view key, the guard's decisions (appended to the log; duplicates of those decided live,
+ * as in a replay by Kafka Streams), dead letters, and the projector group's offsets at the replayed ends. The projector
+ * started afterwards restores its stores from the changelogs and goes on from those offsets. Killed before the commit,
+ * nothing of it is visible to {@code read_committed} readers, the group's offsets stay at the beginning, and either
+ * {@code rebuild} again or the projector itself replays from there.
+ *
+ * <p>Preconditions: {@link ProjectorRebuild#reset} has just run (state folder gone, group offsets at the beginning,
+ * no changelog topic) and no projector runs. Memory: every store entry is a live object on the heap until the end
+ * (measured in docs/benchmarks.md); {@link #fits} says whether a log of a given size is expected to fit.
+ */
+public final class BatchRebuild {
+    private static final Logger LOG = LoggerFactory.getLogger(BatchRebuild.class);
+
+    /** The transactional id of the rebuild's writes (one rebuild at a time; a new one fences a killed one's transaction). */
+    static final String TRANSACTIONAL_ID = Projector.APPLICATION_ID + "-batch-rebuild";
+    /** The name of the source node in {@link Projector#buildTopology}. */
+    static final String SOURCE = "events-source";
+    /**
+     * Heap a replayed event needs until the end, on average (store entries, their objects and their encodings at the
+     * write), with a margin: measured at most about 0.8 KB per event for the benchmark's mix (docs/benchmarks.md).
+     */
+    public static final long BYTES_PER_EVENT = 1_500;
+
+    private BatchRebuild() {
+    }
+
+    /**
+     * What a batch rebuild did.
+     *
+     * @param events       records replayed (offsets of {@code sessions.events} up to the ends taken at the start)
+     * @param storeRecords records written to the changelogs (one per store entry)
+     * @param viewRecords  records written to the view topics (one per key)
+     * @param appended     the guard's decisions appended to the log
+     * @param deadLettered records written to the dead-letter topic
+     * @param elapsed      from the start of the replay to the commit of its transaction
+     */
+    public record Result(long events, long storeRecords, long viewRecords, long appended, long deadLettered, Duration elapsed) {
+        /** Events replayed per second. */
+        public double eventsPerSecond() {
+            return events / Math.max(1e-9, elapsed.toNanos() / 1e9);
+        }
+    }
+
+    /**
+     * A processor failed on a record for a reason other than the record (a bug, a failure of the environment), which
+     * the live projector would retry after restoring its stores: the batch stops and writes nothing; replay with
+     * Kafka Streams instead (from {@link ProjectorRebuild#reset}).
+     */
+    public static final class Failed extends RuntimeException {
+        Failed(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** Whether a log of {@code events} events is expected to fit in this JVM's heap ({@link #BYTES_PER_EVENT}). */
+    public static boolean fits(long events) {
+        return events <= Runtime.getRuntime().maxMemory() / BYTES_PER_EVENT;
+    }
+
+    /**
+     * Replays {@code sessions.events} from its beginning to its last stable offsets (taken now) and writes the result.
+     *
+     * @param stateDir          the projector's state.dir (only for its Streams configuration; nothing is written there)
+     * @param replicationFactor of the changelog topics it creates
+     * @param rules             the retirement rules' numbers, as the projector that runs afterwards uses
+     * @param progress          gets the events replayed so far, about every 200 ms, on the calling thread
+     * @throws Failed                when a processor failed for a reason other than its record (nothing written)
+     * @throws IllegalStateException when a changelog topic of the projector exists (reset first) or Kafka refuses
+     */
+    public static Result run(String bootstrap, Path stateDir, int replicationFactor, RetirementRules.Config rules, LongConsumer progress)
+            throws InterruptedException {
+        long start = System.nanoTime();
+        long replayedAt = start, committedAt = start;
+        Properties streamsConfig = StreamsDefaults.properties(Projector.APPLICATION_ID, bootstrap, stateDir, replicationFactor, Map.of());
+        Map<String, Object> configs = new HashMap<>();
+        streamsConfig.forEach((k, v) -> configs.put(k.toString(), v));
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap));
+             KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(bootstrap), new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions(); // first: aborts what a killed rebuild left open, which would hold back the log's end
+            List<String> changelogs = Projector.STORES.stream().map(s -> changelog(s.name())).toList();
+            List<String> present = admin.listTopics().names().get().stream().filter(changelogs::contains).sorted().toList();
+            if (!present.isEmpty()) {
+                throw new IllegalStateException("the projector's changelogs exist (" + present + "): reset the projector before a batch rebuild");
+            }
+            List<TopicPartition> parts = TopicAdmin.partitions(admin, Topics.EVENTS.name());
+            Map<TopicPartition, Long> begin = TopicAdmin.offsets(admin, parts, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
+            Map<TopicPartition, Long> end = TopicAdmin.offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+            Graph graph = Graph.of(rules);
+            AtomicLong replayed = new AtomicLong();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Task> tasks = new ArrayList<>();
+            for (TopicPartition tp : parts) {
+                tasks.add(new Task(tp, begin.get(tp), end.get(tp), graph, configs, bootstrap, replayed, stop));
+            }
+            ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(parts.size(), Runtime.getRuntime().availableProcessors())),
+                    r -> new Thread(r, "batch-rebuild"));
+            try {
+                List<Future<Void>> replays = submit(pool, tasks.stream().map(t -> (java.util.concurrent.Callable<Void>) () -> {
+                    t.replay();
+                    return null;
+                }).toList());
+                // meanwhile: the changelogs, and the producer's metadata of them (a send would wait for it)
+                List<String> created = createChangelogs(admin, parts.size(), replicationFactor);
+                for (String t : created) producer.partitionsFor(t);
+                await(replays, stop, () -> progress.accept(replayed.get()));
+                progress.accept(replayed.get());
+                replayedAt = System.nanoTime();
+                producer.beginTransaction();
+                List<java.util.concurrent.Callable<Void>> writes = new ArrayList<>();
+                for (Task t : tasks) {
+                    for (Projector.StoreSpec spec : Projector.STORES) {
+                        writes.add(() -> {
+                            t.writeStore(producer, spec);
+                            return null;
+                        });
+                    }
+                    writes.add(() -> {
+                        t.writeOutputs(producer);
+                        return null;
+                    });
+                }
+                await(submit(pool, writes), stop, () -> { });
+                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                for (TopicPartition tp : parts) offsets.put(tp, new OffsetAndMetadata(end.get(tp)));
+                producer.sendOffsetsToTransaction(offsets, new ConsumerGroupMetadata(Projector.APPLICATION_ID));
+                producer.flush();
+                beforeCommit.run();
+                producer.commitTransaction();
+                committedAt = System.nanoTime();
+                awaitVisible(admin, parts.size());
+            } finally {
+                pool.shutdownNow();
+            }
+            long events = 0, storeRecords = 0, viewRecords = 0, appended = 0, deadLettered = 0;
+            for (Task t : tasks) {
+                events += t.replayed;
+                storeRecords += t.storeRecords.sum();
+                viewRecords += t.views.size();
+                appended += t.decisions;
+                deadLettered += t.deadLettered;
+            }
+            Result r = new Result(events, storeRecords, viewRecords, appended, deadLettered, Duration.ofNanos(System.nanoTime() - start));
+            LOG.info("batch rebuild: {} events replayed, {} store entries, {} view records, {} decisions appended, {} dead letters in {} ms "
+                            + "(replay {} ms, write and commit {} ms, visible {} ms later)", r.events(), r.storeRecords(), r.viewRecords(),
+                    r.appended(), r.deadLettered(), r.elapsed().toMillis(), (replayedAt - start) / 1_000_000, (committedAt - replayedAt) / 1_000_000,
+                    (System.nanoTime() - committedAt) / 1_000_000);
+            return r;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("batch rebuild: Kafka refused: " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    /** Runs after everything is sent, before the commit (tests: a kill there). */
+    static volatile Runnable beforeCommit = () -> { };
+
+    /**
+     * Aborts the transaction of a batch rebuild killed before its commit, if one is open: until then its records hold
+     * back the last stable offset of every partition it wrote to ({@code sessions.events} among them), and
+     * {@code read_committed} readers (the projector) stop there. Quick when there is none.
+     */
+    public static void abortUnfinished(String bootstrap) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(bootstrap), new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+        }
+    }
+
+    private static Map<String, Object> producerConfig(String bootstrap) {
+        return new HashMap<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, TRANSACTIONAL_ID,
+                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) Duration.ofMinutes(5).toMillis(),
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "none",
+                ProducerConfig.LINGER_MS_CONFIG, 10,
+                ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024,
+                ProducerConfig.BUFFER_MEMORY_CONFIG, 128L * 1024 * 1024,
+                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.LARGE_RECORD_BYTES));
+    }
+
+    /**
+     * Waits until what the transaction wrote is visible to {@code read_committed} readers: a commit returns once the
+     * coordinator has decided it, and its markers reach the partitions a moment later. Visible means each written
+     * topic's last stable offsets reached its high watermarks (nothing else writes in a transaction during a rebuild).
+     */
+    private static void awaitVisible(Admin admin, int changelogPartitions) throws ExecutionException, InterruptedException {
+        List<TopicPartition> written = new ArrayList<>();
+        for (Projector.StoreSpec s : Projector.STORES) {
+            for (int p = 0; p < changelogPartitions; p++) written.add(new TopicPartition(changelog(s.name()), p));
+        }
+        for (String t : List.of(Topics.EVENTS.name(), Topics.DEAD_LETTER.name(), Topics.SESSIONS_VIEW.name(), Topics.CORPUS_VIEW.name(),
+                Topics.RETIREMENT_VIEW.name(), Topics.DELETION_AUDIT.name())) {
+            written.addAll(TopicAdmin.partitions(admin, t));
+        }
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!TopicAdmin.offsets(admin, written, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED)
+                .equals(TopicAdmin.offsets(admin, written, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED))) {
+            if (System.nanoTime() > until) {
+                LOG.warn("batch rebuild: committed, but not all of it readable after 30 s (another transaction open?)");
+                return;
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /** The changelog topic of a projector store, as Kafka Streams names it. */
+    static String changelog(String store) {
+        return Projector.APPLICATION_ID + "-" + store + "-changelog";
+    }
+
+    private static List<Future<Void>> submit(ExecutorService pool, List<java.util.concurrent.Callable<Void>> jobs) {
+        List<Future<Void>> futures = new ArrayList<>();
+        for (var j : jobs) futures.add(pool.submit(j));
+        return futures;
+    }
+
+    /** Waits for the jobs; on the first failure stops the others and rethrows it. Calls {@code tick} every 200 ms. */
+    private static void await(List<Future<Void>> futures, AtomicBoolean stop, Runnable tick) throws InterruptedException, ExecutionException {
+        try {
+            for (Future<Void> f : futures) {
+                while (true) {
+                    try {
+                        f.get(200, TimeUnit.MILLISECONDS);
+                        break;
+                    } catch (TimeoutException e) {
+                        tick.run();
+                    }
+                }
+            }
+        } catch (ExecutionException e) {
+            stop.set(true);
+            if (e.getCause() instanceof Failed f) throw f;
+            if (e.getCause() instanceof RuntimeException r && !(r instanceof org.apache.kafka.common.KafkaException)) {
+                throw new Failed("batch rebuild: " + r, r);
+            }
+            throw e;
+        } finally {
+            for (Future<Void> f : futures) f.cancel(true);
+        }
+    }
+
+    /** Creates the changelog topics as Kafka Streams does for a key-value store (compacted, create time); returns their names. */
+    private static List<String> createChangelogs(Admin admin, int partitions, int replicationFactor) throws ExecutionException, InterruptedException {
+        List<NewTopic> topics = new ArrayList<>();
+        for (Projector.StoreSpec s : Projector.STORES) {
+            topics.add(new NewTopic(changelog(s.name()), partitions, (short) replicationFactor)
+                    .configs(Map.of("cleanup.policy", "compact", "message.timestamp.type", "CreateTime")));
+        }
+        admin.createTopics(topics).all().get();
+        return topics.stream().map(NewTopic::name).toList();
+    }
+
+    /**
+     * The projector's node graph, read from its topology's description: each node's successors, the sinks' topics,
+     * and the processor suppliers ({@link Projector#processors}).
+     */
+    record Graph(Map<String, List<String>> successors, Map<String, Topic<?, ?>> sinks,
+                 Map<String, ProcessorSupplier<?, ?, ?, ?>> processors) {
+        static Graph of(RetirementRules.Config rules) {
+            Map<String, List<String>> successors = new HashMap<>();
+            Map<String, Topic<?, ?>> sinks = new HashMap<>();
+            Map<String, Topic<?, ?>> byName = new HashMap<>();
+            for (Topic<?, ?> t : TopicAdmin.all()) byName.put(t.name(), t);
+            for (TopologyDescription.Subtopology sub : Projector.buildTopology(rules, true).describe().subtopologies()) {
+                for (TopologyDescription.Node n : sub.nodes()) {
+                    successors.put(n.name(), n.successors().stream().map(TopologyDescription.Node::name).toList());
+                    if (n instanceof TopologyDescription.Sink s) {
+                        Topic<?, ?> t = byName.get(s.topic());
+                        if (t == null) throw new IllegalStateException("sink " + s.name() + " writes to an undeclared topic " + s.topic());
+                        sinks.put(s.name(), t);
+                    }
+                }
+            }
+            Map<String, ProcessorSupplier<?, ?, ?, ?>> processors =
+                    Projector.processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn));
+            for (String node : successors.keySet()) {
+                if (!node.equals(SOURCE) && !sinks.containsKey(node) && !processors.containsKey(node)) {
+                    throw new IllegalStateException("the topology's node " + node + " has no processor supplier in Projector.processors");
+                }
+            }
+            return new Graph(successors, sinks, processors);
+        }
+    }
+
+    /** One partition's replay: its processors, its stores, its output until the write. */
+    private static final class Task {
+        private final TopicPartition tp;
+        private final long begin;
+        private final long end;
+        private final Graph graph;
+        private final Map<String, Object> configs;
+        private final String bootstrap;
+        private final AtomicLong progress;
+        private final AtomicBoolean stop;
+        private final Map<String, MapStore<?>> stores = new LinkedHashMap<>();
+        private final Map<String, Processor<Object, Object, Object, Object>> processors = new HashMap<>();
+        private final Map<String, Serializer<Object>[]> sinkSerializers = new HashMap<>();
+        private final List<Punctuation> punctuations = new ArrayList<>();
+        private final ProcessingExceptionHandler processingHandler;
+        private final DeserializationExceptionHandler deserializationHandler;
+        /** The newest record of each view key (topic, key). */
+        final Map<String, ProducerRecord<byte[], byte[]>> views = new LinkedHashMap<>();
+        /** Decisions and dead letters, in the order they were made. */
+        final List<ProducerRecord<byte[], byte[]>> appends = new ArrayList<>();
+        long replayed;
+        final java.util.concurrent.atomic.LongAdder storeRecords = new java.util.concurrent.atomic.LongAdder();
+        long decisions;
+        long deadLettered;
+        // the record being processed (Kafka Streams' record context)
+        private ConsumerRecord<byte[], byte[]> current;
+        private long wallClock = System.currentTimeMillis();
+        private long streamTime = -1;
+
+        Task(TopicPartition tp, long begin, long end, Graph graph, Map<String, Object> configs, String bootstrap,
+             AtomicLong progress, AtomicBoolean stop) {
+            this.tp = tp;
+            this.begin = begin;
+            this.end = end;
+            this.graph = graph;
+            this.configs = configs;
+            this.bootstrap = bootstrap;
+            this.progress = progress;
+            this.stop = stop;
+            for (Projector.StoreSpec s : Projector.STORES) stores.put(s.name(), new MapStore<>(s.name(), s.iteration(), (int) Math.min(1 << 22, Math.max(1 << 12, (end - begin) / 4))));
+            this.processingHandler = handler(configs, StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, ProcessingExceptionHandler.class);
+            this.deserializationHandler = handler(configs, StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeserializationExceptionHandler.class);
+            processingHandler.configure(configs);
+            deserializationHandler.configure(configs);
+        }
+
+        /** The exception handler the projector's Streams configuration names (a class or its name). */
+        private static <H> H handler(Map<String, Object> configs, String key, Class<H> type) {
+            Object v = configs.get(key);
+            try {
+                Class<?> c = v instanceof Class<?> k ? k : Class.forName(String.valueOf(v));
+                return type.cast(c.getDeclaredConstructor().newInstance());
+            } catch (ReflectiveOperationException | ClassCastException e) {
+                throw new IllegalStateException("cannot make the projector's " + key + " (" + v + ")", e);
+            }
+        }
+
+        @SuppressWarnings("unchecked")
+        void replay() {
+            for (var en : graph.processors().entrySet()) {
+                Processor<Object, Object, Object, Object> p = (Processor<Object, Object, Object, Object>) en.getValue().get();
+                processors.put(en.getKey(), p);
+            }
+            for (var en : graph.sinks().entrySet()) {
+                Topic<?, ?> t = en.getValue();
+                sinkSerializers.put(en.getKey(), new Serializer[]{t.keySerde().serializer(), t.valueSerde().serializer()});
+            }
+            for (var en : processors.entrySet()) en.getValue().init(new NodeContext(en.getKey()));
+            Deserializer<?> keys = Topics.EVENTS.keySerde().deserializer();
+            Deserializer<?> values = Topics.EVENTS.valueSerde().deserializer();
+            if (begin < end) {
+                Map<String, Object> c = new HashMap<>(Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                        ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString().toLowerCase(java.util.Locale.ROOT),
+                        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                        ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5_000,
+                        ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 8 * 1024 * 1024,
+                        ConsumerConfig.CLIENT_ID_CONFIG, "batch-rebuild-" + tp.partition()));
+                try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                    consumer.assign(List.of(tp));
+                    consumer.seek(tp, begin);
+                    while (consumer.position(tp) < end) {
+                        if (stop.get()) return;
+                        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                            if (r.offset() >= end) break;
+                            apply(r, keys, values);
+                            replayed++;
+                            progress.incrementAndGet();
+                        }
+                    }
+                }
+            }
+            current = null;
+            publishEverything();
+            for (Processor<?, ?, ?, ?> p : processors.values()) p.close();
+        }
+
+        private void apply(ConsumerRecord<byte[], byte[]> r, Deserializer<?> keys, Deserializer<?> values) {
+            current = r;
+            streamTime = Math.max(streamTime, r.timestamp());
+            Object key;
+            Object value;
+            try {
+                key = keys.deserialize(r.topic(), r.headers(), r.key());
+                value = values.deserialize(r.topic(), r.headers(), r.value());
+            } catch (RuntimeException e) {
+                DeserializationExceptionHandler.Response response = deserializationHandler.handleError(errorContext(SOURCE), r, e);
+                if (response.result() == DeserializationExceptionHandler.Result.FAIL) {
+                    throw new Failed("batch rebuild: cannot decode " + tp + "@" + r.offset(), e);
+                }
+                deadLetters(response.deadLetterQueueRecords());
+                return;
+            }
+            Record<Object, Object> record = new Record<>(key, value, r.timestamp(), r.headers());
+            for (String child : graph.successors().get(SOURCE)) deliver(child, record);
+        }
+
+        /** The publication punctuations, ticked (100 ms of wall-clock time apart) until no mark is left to publish. */
+        private void publishEverything() {
+            long ticks = 0;
+            do {
+                wallClock += Projector.VIEW_EMIT_INTERVAL.toMillis();
+                for (Punctuation p : List.copyOf(punctuations)) {
+                    if (p.cancelled) continue;
+                    try {
+                        p.punctuator.punctuate(wallClock);
+                    } catch (RuntimeException e) {
+                        throw new Failed("batch rebuild: a publication of partition " + tp + " failed", e);
+                    }
+                }
+                if (++ticks > 10_000_000) throw new Failed("batch rebuild: the publication of " + tp + " does not end", null);
+            } while (!stores.get(StoreNames.PENDING_VIEWS).map.isEmpty() || !stores.get(StoreNames.PENDING_CORPUS).map.isEmpty());
+        }
+
+        private void deliver(String node, Record<Object, Object> record) {
+            Serializer<Object>[] sink = sinkSerializers.get(node);
+            if (sink != null) {
+                write(node, sink, record);
+                return;
+            }
+            Processor<Object, Object, Object, Object> p = processors.get(node);
+            try {
+                p.process(record);
+            } catch (Failed f) {
+                throw f;
+            } catch (RuntimeException e) {
+                if (current == null) throw new Failed("batch rebuild: processor " + node + " failed in a publication", e);
+                ProcessingExceptionHandler.Response response = processingHandler.handleError(errorContext(node), record, e);
+                if (response.result() == ProcessingExceptionHandler.Result.FAIL) {
+                    throw new Failed("batch rebuild: processor " + node + " failed on " + tp + "@" + current.offset()
+                            + " for a reason other than the record", e);
+                }
+                deadLetters(response.deadLetterQueueRecords());
+            }
+        }
+
+        private void deadLetters(List<ProducerRecord<byte[], byte[]>> records) {
+            appends.addAll(records);
+            deadLettered += records.size();
+        }
+
+        private void write(String node, Serializer<Object>[] serializers, Record<Object, Object> record) {
+            Topic<?, ?> topic = graph.sinks().get(node);
+            String key = (String) record.key();
+            byte[] k = serializers[0].serialize(topic.name(), record.key());
+            byte[] v = serializers[1].serialize(topic.name(), record.value());
+            int partition = partitioner.partitions(topic.name(), key, record.value(), partitionsOf(topic))
+                    .orElseThrow().iterator().next();
+            ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic.name(), partition, record.timestamp(), k, v, record.headers());
+            if (topic.compacted()) {
+                views.remove(topic.name() + "\n" + key); // keeps the order of the newest writes
+                views.put(topic.name() + "\n" + key, out);
+            } else {
+                appends.add(out);
+                decisions++;
+            }
+        }
+
+        private final Map<String, Integer> partitionCounts = new HashMap<>();
+        private final AccountPartitioner<Object> partitioner = new AccountPartitioner<>();
+
+        private int partitionsOf(Topic<?, ?> topic) {
+            Integer n = partitionCounts.get(topic.name());
+            if (n == null) {
+                try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+                    n = TopicAdmin.partitions(admin, topic.name()).size();
+                } catch (ExecutionException e) {
+                    throw new IllegalStateException("cannot read the partitions of " + topic.name() + ": " + e.getCause().getMessage(), e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted", e);
+                }
+                partitionCounts.put(topic.name(), n);
+            }
+            return n;
+        }
+
+        /** Sends the entries of one of this partition's stores to its changelog, in the open transaction. */
+        @SuppressWarnings("unchecked")
+        void writeStore(KafkaProducer<byte[], byte[]> producer, Projector.StoreSpec spec) {
+            StringSerializer keys = new StringSerializer();
+            String topic = changelog(spec.name());
+            Serializer<Object> values = (Serializer<Object>) spec.serde().serializer();
+            long n = 0;
+            for (Map.Entry<String, ?> e : stores.get(spec.name()).map.entrySet()) {
+                producer.send(new ProducerRecord<>(topic, tp.partition(), keys.serialize(topic, e.getKey()), values.serialize(topic, e.getValue())));
+                if ((++n & 1023) == 0 && stop.get()) return;
+            }
+            storeRecords.add(n);
+        }
+
+        /** Sends this partition's views, decisions and dead letters, in the open transaction. */
+        void writeOutputs(KafkaProducer<byte[], byte[]> producer) {
+            for (ProducerRecord<byte[], byte[]> r : views.values()) producer.send(r);
+            for (ProducerRecord<byte[], byte[]> r : appends) producer.send(r);
+        }
+
+        private ErrorHandlerContext errorContext(String node) {
+            ConsumerRecord<byte[], byte[]> r = current;
+            return new ErrorContext(r.topic(), r.partition(), r.offset(), r.headers(), node, new TaskId(0, tp.partition()), r.timestamp(),
+                    r.key(), r.value());
+        }
+
+        /** A processor node's context: forwards to the node's successors, hands out the task's stores. */
+        private final class NodeContext implements ProcessorContext<Object, Object> {
+            private final String node;
+
+            NodeContext(String node) {
+                this.node = node;
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public <K, V> void forward(Record<K, V> record) {
+                for (String child : graph.successors().get(node)) deliver(child, (Record<Object, Object>) record);
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public <K, V> void forward(Record<K, V> record, String childName) {
+                if (!graph.successors().get(node).contains(childName)) {
+                    throw new IllegalStateException("processor " + node + " forwarded to " + childName + ", which is not one of its successors");
+                }
+                deliver(childName, (Record<Object, Object>) record);
+            }
+
+            @Override
+            public String applicationId() {
+                return Projector.APPLICATION_ID;
+            }
+
+            @Override
+            public TaskId taskId() {
+                return new TaskId(0, tp.partition());
+            }
+
+            @Override
+            public Optional<RecordMetadata> recordMetadata() {
+                ConsumerRecord<byte[], byte[]> r = current;
+                if (r == null) return Optional.empty();
+                return Optional.of(new RecordMetadata() {
+                    @Override
+                    public String topic() {
+                        return r.topic();
+                    }
+
+                    @Override
+                    public int partition() {
+                        return r.partition();
+                    }
+
+                    @Override
+                    public long offset() {
+                        return r.offset();
+                    }
+                });
+            }
+
+            @Override
+            public Serde<?> keySerde() {
+                return Topics.EVENTS.keySerde();
+            }
+
+            @Override
+            public Serde<?> valueSerde() {
+                return Topics.EVENTS.valueSerde();
+            }
+
+            @Override
+            public File stateDir() {
+                throw new UnsupportedOperationException("a batch rebuild keeps no state folder");
+            }
+
+            @Override
+            public StreamsMetrics metrics() {
+                throw new UnsupportedOperationException("a batch rebuild has no Streams metrics");
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public <S extends StateStore> S getStateStore(String name) {
+                MapStore<?> s = stores.get(name);
+                if (s == null) throw new IllegalStateException("no store " + name + " in Projector.STORES");
+                return (S) s;
+            }
+
+            @Override
+            public Cancellable schedule(Duration interval, PunctuationType type, Punctuator callback) {
+                Punctuation p = new Punctuation(callback);
+                punctuations.add(p);
+                return () -> p.cancelled = true;
+            }
+
+            @Override
+            public Cancellable schedule(Instant startTime, Duration interval, PunctuationType type, Punctuator callback) {
+                return schedule(interval, type, callback);
+            }
+
+            @Override
+            public void commit() {
+            }
+
+            @Override
+            public Map<String, Object> appConfigs() {
+                return configs;
+            }
+
+            @Override
+            public Map<String, Object> appConfigsWithPrefix(String prefix) {
+                Map<String, Object> out = new HashMap<>();
+                configs.forEach((k, v) -> {
+                    if (k.startsWith(prefix)) out.put(k.substring(prefix.length()), v);
+                });
+                return out;
+            }
+
+            @Override
+            public long currentSystemTimeMs() {
+                return wallClock;
+            }
+
+            @Override
+            public long currentStreamTimeMs() {
+                return streamTime;
+            }
+        }
+    }
+
+    private static final class Punctuation {
+        final Punctuator punctuator;
+        volatile boolean cancelled;
+
+        Punctuation(Punctuator punctuator) {
+            this.punctuator = punctuator;
+        }
+    }
+
+    /** The error handlers' view of the record that failed (Kafka Streams' ErrorHandlerContext). */
+    private record ErrorContext(String topic, int partition, long offset, Headers headers, String processorNodeId, TaskId taskId,
+                                long timestamp, byte[] sourceRawKey, byte[] sourceRawValue) implements ErrorHandlerContext {
+    }
+
+    /**
+     * UTF-8 byte order of Strings (code point order), the order of a Kafka Streams store's keys: differs from
+     * {@link String#compareTo} only between surrogate pairs and the characters U+E000–U+FFFF.
+     */
+    static final Comparator<String> UTF8_ORDER = (a, b) -> {
+        int n = Math.min(a.length(), b.length());
+        for (int i = 0; i < n; i++) {
+            int x = a.charAt(i), y = b.charAt(i);
+            if (x != y) {
+                if (x >= 0xD800 && y >= 0xD800) {
+                    x = x >= 0xE000 ? x - 0x800 : x + 0x2000;
+                    y = y >= 0xE000 ? y - 0x800 : y + 0x2000;
+                }
+                return x - y;
+            }
+        }
+        return a.length() - b.length();
+    };
+
+    /**
+     * A key-value store in a map: live objects, like {@code WriteBackStore}'s. Iterated in the key order of a Kafka
+     * Streams store: a map sorted in that order when a processor scans ranges or prefixes of it, else a hash map
+     * sorted when a processor iterates it whole ({@link Projector.Iteration}). Iterators read a copy, so the store may
+     * change while one is open.
+     */
+    static final class MapStore<V> implements KeyValueStore<String, V> {
+        private final String name;
+        private final Projector.Iteration iteration;
+        /** A hash map, or a sorted map: in {@link String}'s order while no key holds a character from U+D800 up. */
+        Map<String, V> map;
+
+        /** @param capacity the hash map's initial capacity (a hint: the entries expected) */
+        MapStore(String name, Projector.Iteration iteration, int capacity) {
+            this.name = name;
+            this.iteration = iteration;
+            this.map = iteration == Projector.Iteration.RANGES ? new TreeMap<>() : new HashMap<>(capacity);
+        }
+
+        MapStore(String name, Projector.Iteration iteration) {
+            this(name, iteration, 1 << 12);
+        }
+
+        @Override
+        public void put(String key, V value) {
+            if (value == null) {
+                map.remove(key);
+                return;
+            }
+            if (map instanceof TreeMap<String, V> t && t.comparator() == null && !inUtf16OrderAsInUtf8(key)) {
+                TreeMap<String, V> exact = new TreeMap<>(UTF8_ORDER); // String order would differ from the bytes' order
+                exact.putAll(t);
+                map = exact;
+            }
+            map.put(key, value);
+        }
+
+        /** Whether {@link String#compareTo} orders the key among others as their UTF-8 bytes do: no char from U+D800 up. */
+        private static boolean inUtf16OrderAsInUtf8(String key) {
+            for (int i = 0; i < key.length(); i++) {
+                if (key.charAt(i) >= 0xD800) return false;
+            }
+            return true;
+        }
+
+        @Override
+        public V putIfAbsent(String key, V value) {
+            V old = map.get(key);
+            if (old == null) put(key, value);
+            return old;
+        }
+
+        @Override
+        public void putAll(List<KeyValue<String, V>> entries) {
+            for (KeyValue<String, V> kv : entries) put(kv.key, kv.value);
+        }
+
+        @Override
+        public V delete(String key) {
+            return map.remove(key);
+        }
+
+        @Override
+        public V get(String key) {
+            return map.get(key);
+        }
+
+        private NavigableMap<String, V> sorted(String op) {
+            if (map instanceof NavigableMap<String, V> m) return m;
+            if (iteration == Projector.Iteration.WHOLE && (op.equals("all") || op.equals("reverseAll"))) {
+                TreeMap<String, V> copy = new TreeMap<>(UTF8_ORDER);
+                copy.putAll(map);
+                return copy;
+            }
+            throw new UnsupportedOperationException("store " + name + " is iterated (" + op + ") but declared " + iteration + " in Projector.STORES");
+        }
+
+        @Override
+        public KeyValueIterator<String, V> range(String from, String to) {
+            NavigableMap<String, V> m = sorted("range");
+            NavigableMap<String, V> sub = from == null && to == null ? m : from == null ? m.headMap(to, true)
+                    : to == null ? m.tailMap(from, true) : m.subMap(from, true, to, true);
+            return iterator(sub.entrySet().iterator(), null);
+        }
+
+        @Override
+        public KeyValueIterator<String, V> all() {
+            return iterator(sorted("all").entrySet().iterator(), null);
+        }
+
+        @Override
+        public <PS extends Serializer<P>, P> KeyValueIterator<String, V> prefixScan(P prefix, PS serializer) {
+            String p = new String(serializer.serialize(null, prefix), StandardCharsets.UTF_8);
+            return iterator(sorted("prefixScan").tailMap(p, true).entrySet().iterator(), p);
+        }
+
+        @Override
+        public KeyValueIterator<String, V> reverseRange(String from, String to) {
+            NavigableMap<String, V> m = sorted("reverseRange");
+            NavigableMap<String, V> sub = from == null && to == null ? m : from == null ? m.headMap(to, true)
+                    : to == null ? m.tailMap(from, true) : m.subMap(from, true, to, true);
+            return iterator(sub.descendingMap().entrySet().iterator(), null);
+        }
+
+        @Override
+        public KeyValueIterator<String, V> reverseAll() {
+            return iterator(sorted("reverseAll").descendingMap().entrySet().iterator(), null);
+        }
+
+        private static <V> KeyValueIterator<String, V> iterator(Iterator<Map.Entry<String, V>> source, String prefix) {
+            List<KeyValue<String, V>> copy = new ArrayList<>();
+            while (source.hasNext()) {
+                Map.Entry<String, V> e = source.next();
+                if (prefix != null && !e.getKey().startsWith(prefix)) break;
+                copy.add(KeyValue.pair(e.getKey(), e.getValue()));
+            }
+            return new KeyValueIterator<>() {
+                private int at;
+
+                @Override
+                public boolean hasNext() {
+                    return at < copy.size();
+                }
+
+                @Override
+                public KeyValue<String, V> next() {
+                    return copy.get(at++);
+                }
+
+                @Override
+                public String peekNextKey() {
+                    if (!hasNext()) throw new java.util.NoSuchElementException();
+                    return copy.get(at).key;
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+
+        @Override
+        public long approximateNumEntries() {
+            return map.size();
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public void init(StateStoreContext context, StateStore root) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public boolean persistent() {
+            return false;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static dev.ensemble.sessions.projector.ProjectorRebuildTest.assertSameViews;
+import static dev.ensemble.sessions.projector.ProjectorRebuildTest.ends;
+import static dev.ensemble.sessions.projector.ProjectorRebuildTest.latest;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The batch rebuild ({@link BatchRebuild}) against a real broker: it gives the live projector's views back, key by key,
+ * after a random history of several accounts (chains, statuses, engine events, deletions decided by the guard); the
+ * projector started after it restores its stores from the changelogs the batch wrote and goes on from its offsets as if
+ * it had replayed the log itself (checked against a replay by Kafka Streams); and a batch killed after sending
+ * everything but before its commit leaves nothing visible: the projector then replays the log itself, and a second
+ * batch rebuild works.
+ */
+class BatchRebuildTest {
+    static final Map<String, Object> FAST = Map.of("commit.interval.ms", 100, "session.timeout.ms", 6000);
+
+    @Test
+    void batchRebuildGivesTheLiveViewsAndTheProjectorGoesOnFromIt(@TempDir Path state) throws Exception {
+        try (KafkaTestCluster cluster = KafkaTestCluster.start(); Admin admin = cluster.admin()) {
+            String bootstrap = cluster.bootstrapServers();
+            TopicAdmin.ensureTopics(admin, 3, (short) 1);
+            List<Event> history = ProjectorRebuildTest.randomHistory(new Random(42), 4500);
+            int first = history.size() * 2 / 3;
+            ProjectorRebuildTest.send(bootstrap, history.subList(0, first));
+            Map<String, Object> live = replayWithStreams(admin, bootstrap, state, false);
+
+            Map<TopicPartition, Long> mark = ends(bootstrap);
+            long total = ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+            long[] progress = new long[1];
+            BatchRebuild.Result r = BatchRebuild.run(bootstrap, state, 1, RetirementRules.Config.defaults(), n -> progress[0] = n);
+            assertThat(r.events()).as("every record of the log (the offsets also count transaction markers)")
+                    .isEqualTo(progress[0]).isGreaterThanOrEqualTo(first).isLessThanOrEqualTo(total);
+            assertThat(r.appended()).as("the guard decided the history's deletion requests again").isPositive();
+            assertThat(r.storeRecords()).isPositive();
+            Map<String, Object> rebuilt = latest(bootstrap, mark);
+            assertSameViews("batch rebuild", live, rebuilt);
+
+            // the projector restores what the batch wrote and goes on with the rest of the history
+            Map<String, Object> continued;
+            try (Projector p = new Projector(bootstrap, state, 1, FAST)) {
+                p.start();
+                ProjectorRebuildTest.send(bootstrap, history.subList(first, history.size()));
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+                continued = latest(bootstrap, mark);
+            }
+            assertThat(continued).isNotEqualTo(live);
+            Map<String, Object> reference = replayWithStreams(admin, bootstrap, state, true);
+            assertSameViews("the projector after a batch rebuild, against a replay of the whole log by Kafka Streams", reference, continued);
+        }
+    }
+
+    @Test
+    void aBatchRebuildKilledBeforeItsCommitLeavesNothingVisible(@TempDir Path state) throws Exception {
+        try (KafkaTestCluster cluster = KafkaTestCluster.start(); Admin admin = cluster.admin()) {
+            String bootstrap = cluster.bootstrapServers();
+            TopicAdmin.ensureTopics(admin, 3, (short) 1);
+            ProjectorRebuildTest.produceRandomHistory(bootstrap, new Random(7), 3000);
+            Map<String, Object> live = replayWithStreams(admin, bootstrap, state, false);
+
+            Map<TopicPartition, Long> mark = ends(bootstrap);
+            ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
+                    "-cp", System.getProperty("java.class.path"), BatchRebuildChild.class.getName(), bootstrap, state.toString())
+                    .redirectErrorStream(true).start();
+            try {
+                CompletableFuture<Boolean> sent = CompletableFuture.supplyAsync(() -> {
+                    try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String line; (line = in.readLine()) != null; ) {
+                            if (line.contains(BatchRebuildChild.SENT)) return true;
+                        }
+                        return false;
+                    } catch (java.io.IOException e) {
+                        return false;
+                    }
+                });
+                assertThat(sent.get(120, TimeUnit.SECONDS)).as("the child sent everything").isTrue();
+            } finally {
+                child.destroyForcibly().waitFor();
+            }
+            assertThat(latest(bootstrap, mark)).as("nothing of the killed batch is visible").isEmpty();
+
+            // the projector, started now, replays the log itself (the group's offsets are still at the beginning)
+            try (Projector p = new Projector(bootstrap, state, 1, FAST)) {
+                p.start();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+            }
+            assertSameViews("the projector after a killed batch rebuild", live, latest(bootstrap, mark));
+
+            // and a batch rebuild after the kill works
+            Map<TopicPartition, Long> mark2 = ends(bootstrap);
+            ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+            BatchRebuild.run(bootstrap, state, 1, RetirementRules.Config.defaults(), n -> { });
+            assertSameViews("a batch rebuild after a killed one", live, latest(bootstrap, mark2));
+        }
+    }
+
+    /** Resets the projector (when {@code reset}), replays the log with Kafka Streams, returns the views published. */
+    private static Map<String, Object> replayWithStreams(Admin admin, String bootstrap, Path state, boolean reset) throws Exception {
+        Map<TopicPartition, Long> mark = reset ? ends(bootstrap) : Map.of();
+        if (reset) ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+        try (Projector p = new Projector(bootstrap, state, 1, FAST)) {
+            p.start();
+            assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
+            assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+        }
+        return latest(bootstrap, mark);
+    }
+}
