@@ -45,6 +45,9 @@ final class RebuildCommand implements Callable<Integer> {
     @Option(names = "--replication-factor", defaultValue = "1", description = "of the internal topics it recreates (default ${DEFAULT-VALUE})")
     int replicationFactor;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--completed-window-days", defaultValue = "7", description = "as given to up: a done or dropped task's session is "
             + "cleaned up after this many days (the retirement views depend on it; default ${DEFAULT-VALUE})")
     int completedWindowDays;
@@ -67,6 +70,7 @@ final class RebuildCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        requireWindow(spec, completedWindowDays);
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
         data.createPrivate();
@@ -133,6 +137,13 @@ final class RebuildCommand implements Callable<Integer> {
             } finally {
                 if (bar != null) bar.close();
             }
+        }
+    }
+
+    /** Refuses a negative {@code --completed-window-days} (a usage error: exit code 2, the option named). */
+    static void requireWindow(picocli.CommandLine.Model.CommandSpec spec, int days) {
+        if (days < 0) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--completed-window-days must be 0 or more, not " + days);
         }
     }
 

@@ -77,6 +77,9 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--no-clean-sessions", description = "turn the cleanup sweeps off (orchestration.cleanSessions=false); deletions you ask for still happen")
     boolean noCleanSessions;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--completed-window-days", defaultValue = "7", description = "a done or dropped task's session is cleaned up after this many days (default ${DEFAULT-VALUE})")
     int completedWindowDays;
 
@@ -166,6 +169,7 @@ final class UpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        RebuildCommand.requireWindow(spec, completedWindowDays);
         requireFreePort(port); // before the broker and the services start: nothing to stop
         DataDir data = DataDir.of(dataDir);
         data.createPrivate(); // owner-only, also when it exists already

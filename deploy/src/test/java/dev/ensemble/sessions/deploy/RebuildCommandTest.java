@@ -73,6 +73,18 @@ class RebuildCommandTest {
         }
     }
 
+    @Test
+    void aNegativeCompletedWindowIsRefusedByRebuildAndUpBeforeAnythingStarts(@TempDir Path dir) {
+        for (Object command : List.of(new RebuildCommand(), new UpCommand())) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            CommandLine cli = new CommandLine(command);
+            cli.setErr(new java.io.PrintWriter(err));
+            assertThat(cli.execute("--data-dir", dir.resolve("data").toString(), "--completed-window-days", "-1")).isEqualTo(2);
+            assertThat(err.toString()).contains("--completed-window-days must be 0 or more, not -1");
+        }
+        assertThat(dir.resolve("data")).doesNotExist();
+    }
+
     /** As a JSON tree (Avro's equals fails on arrays of records holding Instants). */
     private static Object tree(SessionView v) {
         return dev.ensemble.sessions.schema.EventJson.recordToJson(v);
