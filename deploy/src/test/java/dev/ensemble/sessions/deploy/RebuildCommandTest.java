@@ -47,13 +47,18 @@ class RebuildCommandTest {
                 assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
                 assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
             }
-            live = sessionViews(kafka.bootstrapServers());
+            live = sessionViews(kafka.bootstrapServers(), Map.of());
         }
         assertThat(live).hasSizeGreaterThan(40);
 
         for (List<String> args : List.<List<String>>of(List.of(), List.of("--streams"))) {
             List<String> all = new ArrayList<>(List.of("--data-dir", data.root().toString(), "--kafka-port", "0"));
             all.addAll(args);
+            Map<TopicPartition, Long> before;
+            try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
+                kafka.waitUntilReady(Duration.ofSeconds(60));
+                before = ends(kafka.bootstrapServers());
+            }
             RebuildCommand command = new RebuildCommand();
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             command.out = new PrintStream(out, true, StandardCharsets.UTF_8);
@@ -64,7 +69,7 @@ class RebuildCommandTest {
                     + (args.isEmpty() ? "batch replay" : "replayed by the projector") + "\\)");
             try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
                 kafka.waitUntilReady(Duration.ofSeconds(60));
-                Map<String, SessionView> rebuilt = sessionViews(kafka.bootstrapServers());
+                Map<String, SessionView> rebuilt = sessionViews(kafka.bootstrapServers(), before); // written by this rebuild
                 assertThat(rebuilt.keySet()).as("after rebuild " + args).isEqualTo(live.keySet());
                 List<String> differ = live.keySet().stream().filter(k -> !tree(live.get(k)).equals(tree(rebuilt.get(k)))).sorted().toList();
                 assertThat(differ).as("after rebuild " + args + ": " + differ.size() + " of " + live.size() + " differ; first: "
@@ -94,8 +99,18 @@ class RebuildCommandTest {
         return dev.ensemble.sessions.schema.EventJson.recordToJson(v).toString();
     }
 
-    /** The newest session view of each key ({@code read_committed}). */
-    private static Map<String, SessionView> sessionViews(String bootstrap) {
+    /** The end offsets of the session views' partitions ({@code read_committed}). */
+    private static Map<TopicPartition, Long> ends(String bootstrap) {
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = new ArrayList<>();
+            c.partitionsFor(Topics.SESSIONS_VIEW.name()).forEach(i -> parts.add(new TopicPartition(i.topic(), i.partition())));
+            return c.endOffsets(parts);
+        }
+    }
+
+    /** The newest session view of each key among the records at or after {@code from} ({@code read_committed}). */
+    private static Map<String, SessionView> sessionViews(String bootstrap, Map<TopicPartition, Long> from) {
         Map<String, SessionView> out = new HashMap<>();
         var values = Topics.SESSIONS_VIEW.valueSerde().deserializer();
         try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
@@ -103,7 +118,7 @@ class RebuildCommandTest {
             List<TopicPartition> parts = new ArrayList<>();
             c.partitionsFor(Topics.SESSIONS_VIEW.name()).forEach(i -> parts.add(new TopicPartition(i.topic(), i.partition())));
             c.assign(parts);
-            c.seekToBeginning(parts);
+            for (TopicPartition tp : parts) c.seek(tp, from.getOrDefault(tp, 0L));
             Map<TopicPartition, Long> end = c.endOffsets(parts);
             long until = System.currentTimeMillis() + 60_000;
             while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {

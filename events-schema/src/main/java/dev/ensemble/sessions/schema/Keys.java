@@ -43,4 +43,24 @@ public final class Keys {
         byte[] bytes = accountOf(keyOrAccount).getBytes(java.nio.charset.StandardCharsets.UTF_8);
         return Utils.toPositive(Utils.murmur2(bytes)) % numPartitions;
     }
+
+    /**
+     * The order of a Kafka Streams store's String keys: the order of their UTF-8 bytes, which is code point order. It
+     * differs from {@link String#compareTo} only between a surrogate pair (a character above U+FFFF) and a character
+     * from U+E000 to U+FFFF.
+     */
+    public static final java.util.Comparator<String> UTF8_ORDER = (a, b) -> {
+        int n = Math.min(a.length(), b.length());
+        for (int i = 0; i < n; i++) {
+            int x = a.charAt(i), y = b.charAt(i);
+            if (x != y) {
+                if (x >= 0xD800 && y >= 0xD800) {
+                    x = x >= 0xE000 ? x - 0x800 : x + 0x2000;
+                    y = y >= 0xE000 ? y - 0x800 : y + 0x2000;
+                }
+                return x - y;
+            }
+        }
+        return a.length() - b.length();
+    };
 }

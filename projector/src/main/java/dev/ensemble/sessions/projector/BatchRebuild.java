@@ -1,5 +1,6 @@
 package dev.ensemble.sessions.projector;
 
+import dev.ensemble.sessions.schema.InvalidEventException;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topic;
 import dev.ensemble.sessions.schema.TopicAdmin;
@@ -160,85 +161,99 @@ public final class BatchRebuild {
     public static Result run(String bootstrap, Path stateDir, int replicationFactor, RetirementRules.Config rules, LongConsumer progress)
             throws InterruptedException {
         long start = System.nanoTime();
-        long replayedAt = start, committedAt = start;
         Properties streamsConfig = StreamsDefaults.properties(Projector.APPLICATION_ID, bootstrap, stateDir, replicationFactor, Map.of());
         Map<String, Object> configs = new HashMap<>();
         streamsConfig.forEach((k, v) -> configs.put(k.toString(), v));
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap));
-             KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(bootstrap), new ByteArraySerializer(), new ByteArraySerializer())) {
-            producer.initTransactions(); // first: aborts what a killed rebuild left open, which would hold back the log's end
+        List<Task> tasks = new ArrayList<>();
+        long replayedAt, committedAt;
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             List<String> changelogs = Projector.STORES.stream().map(s -> changelog(s.name())).toList();
             List<String> present = admin.listTopics().names().get().stream().filter(changelogs::contains).sorted().toList();
             if (!present.isEmpty()) {
                 throw new IllegalStateException("the projector's changelogs exist (" + present + "): reset the projector before a batch rebuild");
             }
             List<TopicPartition> parts = TopicAdmin.partitions(admin, Topics.EVENTS.name());
-            Map<TopicPartition, Long> begin = TopicAdmin.offsets(admin, parts, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
-            Map<TopicPartition, Long> end = TopicAdmin.offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
-            Graph graph = Graph.of(rules);
-            AtomicLong replayed = new AtomicLong();
-            AtomicBoolean stop = new AtomicBoolean();
-            List<Task> tasks = new ArrayList<>();
-            for (TopicPartition tp : parts) {
-                tasks.add(new Task(tp, begin.get(tp), end.get(tp), graph, configs, bootstrap, replayed, stop));
-            }
-            ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(parts.size(), Runtime.getRuntime().availableProcessors())),
-                    r -> new Thread(r, "batch-rebuild"));
-            try {
-                List<Future<Void>> replays = submit(pool, tasks.stream().map(t -> (java.util.concurrent.Callable<Void>) () -> {
-                    t.replay();
-                    return null;
-                }).toList());
-                // meanwhile: the changelogs, and the producer's metadata of them (a send would wait for it)
-                List<String> created = createChangelogs(admin, parts.size(), replicationFactor);
-                for (String t : created) producer.partitionsFor(t);
-                await(replays, stop, () -> progress.accept(replayed.get()));
-                progress.accept(replayed.get());
-                replayedAt = System.nanoTime();
-                producer.beginTransaction();
-                List<java.util.concurrent.Callable<Void>> writes = new ArrayList<>();
-                for (Task t : tasks) {
-                    for (Projector.StoreSpec spec : Projector.STORES) {
+            Graph graph = Graph.of(rules, admin);
+            Sent sent = new Sent();
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(bootstrap, BATCH_TRANSACTION_TIMEOUT),
+                    new ByteArraySerializer(), new ByteArraySerializer())) {
+                producer.initTransactions(); // first: aborts what a killed rebuild left open, which would hold back the log's end
+                Map<TopicPartition, Long> begin = TopicAdmin.offsets(admin, parts, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
+                Map<TopicPartition, Long> end = TopicAdmin.offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+                AtomicLong replayed = new AtomicLong();
+                AtomicBoolean stop = new AtomicBoolean();
+                for (TopicPartition tp : parts) {
+                    tasks.add(new Task(tp, begin.get(tp), end.get(tp), graph, configs, bootstrap, replayed, stop));
+                }
+                ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(parts.size(), Runtime.getRuntime().availableProcessors())),
+                        r -> new Thread(r, "batch-rebuild"));
+                try {
+                    List<Future<Void>> replays = submit(pool, tasks.stream().map(t -> (java.util.concurrent.Callable<Void>) () -> {
+                        t.replay();
+                        return null;
+                    }).toList());
+                    // meanwhile: the changelogs, and the producer's metadata of them (a send would wait for it)
+                    List<String> created = createChangelogs(admin, parts.size(), replicationFactor);
+                    for (String t : created) producer.partitionsFor(t);
+                    await(replays, stop, () -> progress.accept(replayed.get()));
+                    progress.accept(replayed.get());
+                    replayedAt = System.nanoTime();
+                    producer.beginTransaction();
+                    List<java.util.concurrent.Callable<Void>> writes = new ArrayList<>();
+                    for (Task t : tasks) {
+                        for (Projector.StoreSpec spec : Projector.STORES) {
+                            writes.add(() -> {
+                                t.writeStore(producer, spec, sent);
+                                return null;
+                            });
+                        }
                         writes.add(() -> {
-                            t.writeStore(producer, spec);
+                            t.writeOutputs(producer, sent);
                             return null;
                         });
                     }
-                    writes.add(() -> {
-                        t.writeOutputs(producer);
-                        return null;
-                    });
+                    await(submit(pool, writes), stop, () -> { });
+                    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                    for (TopicPartition tp : parts) offsets.put(tp, new OffsetAndMetadata(end.get(tp)));
+                    producer.sendOffsetsToTransaction(offsets, new ConsumerGroupMetadata(Projector.APPLICATION_ID));
+                    producer.flush();
+                    sent.check();
+                    beforeCommit.run();
+                    producer.commitTransaction();
+                    committedAt = System.nanoTime();
+                } finally {
+                    pool.shutdownNow();
                 }
-                await(submit(pool, writes), stop, () -> { });
-                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-                for (TopicPartition tp : parts) offsets.put(tp, new OffsetAndMetadata(end.get(tp)));
-                producer.sendOffsetsToTransaction(offsets, new ConsumerGroupMetadata(Projector.APPLICATION_ID));
-                producer.flush();
-                beforeCommit.run();
-                producer.commitTransaction();
-                committedAt = System.nanoTime();
-                awaitVisible(admin, parts.size());
-            } finally {
-                pool.shutdownNow();
+            } catch (org.apache.kafka.common.KafkaException e) {
+                // nothing committed: a write the broker refused (or the transaction's timeout, or the broker's maximum of it)
+                throw new Failed("batch rebuild: Kafka refused its writes: " + e.getMessage(), e);
             }
-            long events = 0, storeRecords = 0, viewRecords = 0, appended = 0, deadLettered = 0;
-            for (Task t : tasks) {
-                events += t.replayed;
-                storeRecords += t.storeRecords.sum();
-                viewRecords += t.views.size();
-                appended += t.decisions;
-                deadLettered += t.deadLettered;
-            }
-            Result r = new Result(events, storeRecords, viewRecords, appended, deadLettered, Duration.ofNanos(System.nanoTime() - start));
-            LOG.info("batch rebuild: {} events replayed, {} store entries, {} view records, {} decisions appended, {} dead letters in {} ms "
-                            + "(replay {} ms, write and commit {} ms, visible {} ms later)", r.events(), r.storeRecords(), r.viewRecords(),
-                    r.appended(), r.deadLettered(), r.elapsed().toMillis(), (replayedAt - start) / 1_000_000, (committedAt - replayedAt) / 1_000_000,
-                    (System.nanoTime() - committedAt) / 1_000_000);
-            return r;
+            sent.awaitReadable(admin);
         } catch (ExecutionException e) {
             throw new IllegalStateException("batch rebuild: Kafka refused: " + e.getCause().getMessage(), e.getCause());
         }
+        long events = 0, storeRecords = 0, viewRecords = 0, appended = 0, deadLettered = 0;
+        for (Task t : tasks) {
+            events += t.replayed;
+            storeRecords += t.storeRecords.sum();
+            viewRecords += t.views.size();
+            appended += t.decisions;
+            deadLettered += t.deadLettered;
+        }
+        Result r = new Result(events, storeRecords, viewRecords, appended, deadLettered, Duration.ofNanos(System.nanoTime() - start));
+        LOG.info("batch rebuild: {} events replayed, {} store entries, {} view records, {} decisions appended, {} dead letters in {} ms "
+                        + "(replay {} ms, write and commit {} ms, readable {} ms later)", r.events(), r.storeRecords(), r.viewRecords(),
+                r.appended(), r.deadLettered(), r.elapsed().toMillis(), (replayedAt - start) / 1_000_000, (committedAt - replayedAt) / 1_000_000,
+                (System.nanoTime() - committedAt) / 1_000_000);
+        return r;
     }
+
+    /**
+     * The batch's transaction timeout: it runs from the first write to the commit (the replay is before it). The
+     * broker's default maximum ({@code transaction.max.timeout.ms}); a broker with a lower one refuses it, and the
+     * rebuild falls back to the projector.
+     */
+    static final Duration BATCH_TRANSACTION_TIMEOUT = Duration.ofMinutes(15);
 
     /** Runs after everything is sent, before the commit (tests: a kill there). */
     static volatile Runnable beforeCommit = () -> { };
@@ -246,48 +261,65 @@ public final class BatchRebuild {
     /**
      * Aborts the transaction of a batch rebuild killed before its commit, if one is open: until then its records hold
      * back the last stable offset of every partition it wrote to ({@code sessions.events} among them), and
-     * {@code read_committed} readers (the projector) stop there. Quick when there is none.
+     * {@code read_committed} readers (the projector) stop there. Quick when there is none; a failure (the broker
+     * unreachable for 15 s, transactions refused) is logged and changes nothing.
      */
     public static void abortUnfinished(String bootstrap) {
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerConfig(bootstrap), new ByteArraySerializer(), new ByteArraySerializer())) {
+        Map<String, Object> config = producerConfig(bootstrap, Duration.ofMinutes(1));
+        config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
+        } catch (org.apache.kafka.common.KafkaException e) {
+            LOG.warn("could not check for a batch rebuild's unfinished transaction ({}): if one is open, readers stop at it until it "
+                    + "times out", e.toString());
         }
     }
 
-    private static Map<String, Object> producerConfig(String bootstrap) {
+    private static Map<String, Object> producerConfig(String bootstrap, Duration transactionTimeout) {
         return new HashMap<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.TRANSACTIONAL_ID_CONFIG, TRANSACTIONAL_ID,
-                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) Duration.ofMinutes(5).toMillis(),
-                ProducerConfig.COMPRESSION_TYPE_CONFIG, "none",
+                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) transactionTimeout.toMillis(),
+                ProducerConfig.COMPRESSION_TYPE_CONFIG, "lz4", // as the projector's own writes: the same records fit
                 ProducerConfig.LINGER_MS_CONFIG, 10,
                 ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024,
                 ProducerConfig.BUFFER_MEMORY_CONFIG, 128L * 1024 * 1024,
                 ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.LARGE_RECORD_BYTES));
     }
 
-    /**
-     * Waits until what the transaction wrote is visible to {@code read_committed} readers: a commit returns once the
-     * coordinator has decided it, and its markers reach the partitions a moment later. Visible means each written
-     * topic's last stable offsets reached its high watermarks (nothing else writes in a transaction during a rebuild).
-     */
-    private static void awaitVisible(Admin admin, int changelogPartitions) throws ExecutionException, InterruptedException {
-        List<TopicPartition> written = new ArrayList<>();
-        for (Projector.StoreSpec s : Projector.STORES) {
-            for (int p = 0; p < changelogPartitions; p++) written.add(new TopicPartition(changelog(s.name()), p));
+    /** What the transaction sent: the highest offset per partition, and the first send the broker refused. */
+    static final class Sent {
+        private final java.util.concurrent.ConcurrentHashMap<TopicPartition, Long> last = new java.util.concurrent.ConcurrentHashMap<>();
+        private final java.util.concurrent.atomic.AtomicReference<Exception> refused = new java.util.concurrent.atomic.AtomicReference<>();
+
+        void send(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> record) {
+            producer.send(record, (md, e) -> {
+                if (e != null) refused.compareAndSet(null, e);
+                else last.merge(new TopicPartition(md.topic(), md.partition()), md.offset(), Math::max);
+            });
         }
-        for (String t : List.of(Topics.EVENTS.name(), Topics.DEAD_LETTER.name(), Topics.SESSIONS_VIEW.name(), Topics.CORPUS_VIEW.name(),
-                Topics.RETIREMENT_VIEW.name(), Topics.DELETION_AUDIT.name())) {
-            written.addAll(TopicAdmin.partitions(admin, t));
+
+        /** @throws Failed when a send was refused (the transaction is then not committed) */
+        void check() {
+            Exception e = refused.get();
+            if (e != null) throw new Failed("batch rebuild: Kafka refused a write: " + e, e);
         }
-        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!TopicAdmin.offsets(admin, written, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED)
-                .equals(TopicAdmin.offsets(admin, written, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED))) {
-            if (System.nanoTime() > until) {
-                LOG.warn("batch rebuild: committed, but not all of it readable after 30 s (another transaction open?)");
-                return;
+
+        /**
+         * Waits until every partition written is readable to {@code read_committed} readers past its last record: a
+         * commit returns once the coordinator has decided it, and its markers reach the partitions a moment later.
+         */
+        void awaitReadable(Admin admin) throws ExecutionException, InterruptedException {
+            long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (true) {
+                Map<TopicPartition, Long> stable = TopicAdmin.offsets(admin, last.keySet(), OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+                if (last.entrySet().stream().allMatch(en -> stable.get(en.getKey()) > en.getValue())) return;
+                if (System.nanoTime() > until) {
+                    LOG.warn("batch rebuild: committed, but not yet readable everywhere after 30 s");
+                    return;
+                }
+                Thread.sleep(20);
             }
-            Thread.sleep(20);
         }
     }
 
@@ -304,6 +336,7 @@ public final class BatchRebuild {
 
     /** Waits for the jobs; on the first failure stops the others and rethrows it. Calls {@code tick} every 200 ms. */
     private static void await(List<Future<Void>> futures, AtomicBoolean stop, Runnable tick) throws InterruptedException, ExecutionException {
+        boolean done = false;
         try {
             for (Future<Void> f : futures) {
                 while (true) {
@@ -315,14 +348,21 @@ public final class BatchRebuild {
                     }
                 }
             }
+            done = true;
         } catch (ExecutionException e) {
             stop.set(true);
             if (e.getCause() instanceof Failed f) throw f;
+            if (e.getCause() instanceof OutOfMemoryError) {
+                // the batch's own state filled the heap: dropped with the tasks, the projector replays instead
+                throw new Failed("batch rebuild: out of heap (" + (Runtime.getRuntime().maxMemory() >> 20)
+                        + " MB); give the JVM more (-Xmx) or replay with the projector", e.getCause());
+            }
             if (e.getCause() instanceof RuntimeException r && !(r instanceof org.apache.kafka.common.KafkaException)) {
                 throw new Failed("batch rebuild: " + r, r);
             }
             throw e;
         } finally {
+            if (!done) stop.set(true); // a failure, or this thread interrupted: the other jobs stop too
             for (Future<Void> f : futures) f.cancel(true);
         }
     }
@@ -342,11 +382,12 @@ public final class BatchRebuild {
      * The projector's node graph, read from its topology's description: each node's successors, the sinks' topics,
      * and the processor suppliers ({@link Projector#processors}).
      */
-    record Graph(Map<String, List<String>> successors, Map<String, Topic<?, ?>> sinks,
+    record Graph(Map<String, List<String>> successors, Map<String, Topic<?, ?>> sinks, Map<String, Integer> sinkPartitions,
                  Map<String, ProcessorSupplier<?, ?, ?, ?>> processors) {
-        static Graph of(RetirementRules.Config rules) {
+        static Graph of(RetirementRules.Config rules, Admin admin) throws ExecutionException, InterruptedException {
             Map<String, List<String>> successors = new HashMap<>();
             Map<String, Topic<?, ?>> sinks = new HashMap<>();
+            Map<String, Integer> sinkPartitions = new HashMap<>();
             Map<String, Topic<?, ?>> byName = new HashMap<>();
             for (Topic<?, ?> t : TopicAdmin.all()) byName.put(t.name(), t);
             for (TopologyDescription.Subtopology sub : Projector.buildTopology(rules, true).describe().subtopologies()) {
@@ -356,6 +397,7 @@ public final class BatchRebuild {
                         Topic<?, ?> t = byName.get(s.topic());
                         if (t == null) throw new IllegalStateException("sink " + s.name() + " writes to an undeclared topic " + s.topic());
                         sinks.put(s.name(), t);
+                        sinkPartitions.put(t.name(), TopicAdmin.partitions(admin, t.name()).size());
                     }
                 }
             }
@@ -366,7 +408,7 @@ public final class BatchRebuild {
                     throw new IllegalStateException("the topology's node " + node + " has no processor supplier in Projector.processors");
                 }
             }
-            return new Graph(successors, sinks, processors);
+            return new Graph(successors, sinks, sinkPartitions, processors);
         }
     }
 
@@ -409,7 +451,7 @@ public final class BatchRebuild {
             this.bootstrap = bootstrap;
             this.progress = progress;
             this.stop = stop;
-            for (Projector.StoreSpec s : Projector.STORES) stores.put(s.name(), new MapStore<>(s.name(), s.iteration(), (int) Math.min(1 << 22, Math.max(1 << 12, (end - begin) / 4))));
+            for (Projector.StoreSpec s : Projector.STORES) stores.put(s.name(), new MapStore<>(s.name(), s.iteration(), (int) Math.min(1 << 18, Math.max(1 << 12, (end - begin) / 4))));
             this.processingHandler = handler(configs, StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, ProcessingExceptionHandler.class);
             this.deserializationHandler = handler(configs, StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeserializationExceptionHandler.class);
             processingHandler.configure(configs);
@@ -517,13 +559,25 @@ public final class BatchRebuild {
                 throw f;
             } catch (RuntimeException e) {
                 if (current == null) throw new Failed("batch rebuild: processor " + node + " failed in a publication", e);
-                ProcessingExceptionHandler.Response response = processingHandler.handleError(errorContext(node), record, e);
-                if (response.result() == ProcessingExceptionHandler.Result.FAIL) {
+                if (!causedBy(e, InvalidEventException.class)) {
+                    // not the record's fault: the projector retries it after restoring its stores; the handler is not
+                    // asked, since it would remember the record as failed once and dead-letter it in that replay
                     throw new Failed("batch rebuild: processor " + node + " failed on " + tp + "@" + current.offset()
                             + " for a reason other than the record", e);
                 }
+                ProcessingExceptionHandler.Response response = processingHandler.handleError(errorContext(node), record, e);
+                if (response.result() == ProcessingExceptionHandler.Result.FAIL) {
+                    throw new Failed("batch rebuild: the dead-letter handler refused an invalid event at " + tp + "@" + current.offset(), e);
+                }
                 deadLetters(response.deadLetterQueueRecords());
             }
+        }
+
+        private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (type.isInstance(t)) return true;
+            }
+            return false;
         }
 
         private void deadLetters(List<ProducerRecord<byte[], byte[]>> records) {
@@ -536,7 +590,7 @@ public final class BatchRebuild {
             String key = (String) record.key();
             byte[] k = serializers[0].serialize(topic.name(), record.key());
             byte[] v = serializers[1].serialize(topic.name(), record.value());
-            int partition = partitioner.partitions(topic.name(), key, record.value(), partitionsOf(topic))
+            int partition = partitioner.partitions(topic.name(), key, record.value(), graph.sinkPartitions().get(topic.name()))
                     .orElseThrow().iterator().next();
             ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic.name(), partition, record.timestamp(), k, v, record.headers());
             if (topic.compacted()) {
@@ -548,43 +602,26 @@ public final class BatchRebuild {
             }
         }
 
-        private final Map<String, Integer> partitionCounts = new HashMap<>();
         private final AccountPartitioner<Object> partitioner = new AccountPartitioner<>();
-
-        private int partitionsOf(Topic<?, ?> topic) {
-            Integer n = partitionCounts.get(topic.name());
-            if (n == null) {
-                try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-                    n = TopicAdmin.partitions(admin, topic.name()).size();
-                } catch (ExecutionException e) {
-                    throw new IllegalStateException("cannot read the partitions of " + topic.name() + ": " + e.getCause().getMessage(), e.getCause());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted", e);
-                }
-                partitionCounts.put(topic.name(), n);
-            }
-            return n;
-        }
 
         /** Sends the entries of one of this partition's stores to its changelog, in the open transaction. */
         @SuppressWarnings("unchecked")
-        void writeStore(KafkaProducer<byte[], byte[]> producer, Projector.StoreSpec spec) {
+        void writeStore(KafkaProducer<byte[], byte[]> producer, Projector.StoreSpec spec, Sent sent) {
             StringSerializer keys = new StringSerializer();
             String topic = changelog(spec.name());
             Serializer<Object> values = (Serializer<Object>) spec.serde().serializer();
             long n = 0;
             for (Map.Entry<String, ?> e : stores.get(spec.name()).map.entrySet()) {
-                producer.send(new ProducerRecord<>(topic, tp.partition(), keys.serialize(topic, e.getKey()), values.serialize(topic, e.getValue())));
+                sent.send(producer, new ProducerRecord<>(topic, tp.partition(), keys.serialize(topic, e.getKey()), values.serialize(topic, e.getValue())));
                 if ((++n & 1023) == 0 && stop.get()) return;
             }
             storeRecords.add(n);
         }
 
         /** Sends this partition's views, decisions and dead letters, in the open transaction. */
-        void writeOutputs(KafkaProducer<byte[], byte[]> producer) {
-            for (ProducerRecord<byte[], byte[]> r : views.values()) producer.send(r);
-            for (ProducerRecord<byte[], byte[]> r : appends) producer.send(r);
+        void writeOutputs(KafkaProducer<byte[], byte[]> producer, Sent sent) {
+            for (ProducerRecord<byte[], byte[]> r : views.values()) sent.send(producer, r);
+            for (ProducerRecord<byte[], byte[]> r : appends) sent.send(producer, r);
         }
 
         private ErrorHandlerContext errorContext(String node) {
@@ -733,25 +770,6 @@ public final class BatchRebuild {
     }
 
     /**
-     * UTF-8 byte order of Strings (code point order), the order of a Kafka Streams store's keys: differs from
-     * {@link String#compareTo} only between surrogate pairs and the characters U+E000–U+FFFF.
-     */
-    static final Comparator<String> UTF8_ORDER = (a, b) -> {
-        int n = Math.min(a.length(), b.length());
-        for (int i = 0; i < n; i++) {
-            int x = a.charAt(i), y = b.charAt(i);
-            if (x != y) {
-                if (x >= 0xD800 && y >= 0xD800) {
-                    x = x >= 0xE000 ? x - 0x800 : x + 0x2000;
-                    y = y >= 0xE000 ? y - 0x800 : y + 0x2000;
-                }
-                return x - y;
-            }
-        }
-        return a.length() - b.length();
-    };
-
-    /**
      * A key-value store in a map: live objects, like {@code WriteBackStore}'s. Iterated in the key order of a Kafka
      * Streams store: a map sorted in that order when a processor scans ranges or prefixes of it, else a hash map
      * sorted when a processor iterates it whole ({@link Projector.Iteration}). Iterators read a copy, so the store may
@@ -781,7 +799,7 @@ public final class BatchRebuild {
                 return;
             }
             if (map instanceof TreeMap<String, V> t && t.comparator() == null && !inUtf16OrderAsInUtf8(key)) {
-                TreeMap<String, V> exact = new TreeMap<>(UTF8_ORDER); // String order would differ from the bytes' order
+                TreeMap<String, V> exact = new TreeMap<>(Keys.UTF8_ORDER); // String order would differ from the bytes' order
                 exact.putAll(t);
                 map = exact;
             }
@@ -821,7 +839,7 @@ public final class BatchRebuild {
         private NavigableMap<String, V> sorted(String op) {
             if (map instanceof NavigableMap<String, V> m) return m;
             if (iteration == Projector.Iteration.WHOLE && (op.equals("all") || op.equals("reverseAll"))) {
-                TreeMap<String, V> copy = new TreeMap<>(UTF8_ORDER);
+                TreeMap<String, V> copy = new TreeMap<>(Keys.UTF8_ORDER);
                 copy.putAll(map);
                 return copy;
             }

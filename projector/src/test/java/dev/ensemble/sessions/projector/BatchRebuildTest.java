@@ -46,6 +46,8 @@ class BatchRebuildTest {
             Map<String, Object> live = replayWithStreams(admin, bootstrap, state, false);
 
             Map<TopicPartition, Long> mark = ends(bootstrap);
+            long liveDeadLetters = count(bootstrap, dev.ensemble.sessions.schema.Topics.DEAD_LETTER.name());
+            assertThat(liveDeadLetters).as("the history holds invalid events").isPositive();
             long total = ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
             long[] progress = new long[1];
             BatchRebuild.Result r = BatchRebuild.run(bootstrap, state, 1, RetirementRules.Config.defaults(), n -> progress[0] = n);
@@ -53,6 +55,8 @@ class BatchRebuildTest {
                     .isEqualTo(progress[0]).isGreaterThanOrEqualTo(first).isLessThanOrEqualTo(total);
             assertThat(r.appended()).as("the guard decided the history's deletion requests again").isPositive();
             assertThat(r.storeRecords()).isPositive();
+            assertThat(r.deadLettered()).as("the same invalid events dead-lettered again").isEqualTo(liveDeadLetters);
+            assertThat(count(bootstrap, dev.ensemble.sessions.schema.Topics.DEAD_LETTER.name())).isEqualTo(2 * liveDeadLetters);
             Map<String, Object> rebuilt = latest(bootstrap, mark);
             assertSameViews("batch rebuild", live, rebuilt);
 
@@ -108,13 +112,73 @@ class BatchRebuildTest {
                 assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
             }
             assertSameViews("the projector after a killed batch rebuild", live, latest(bootstrap, mark));
+            Map<String, Object> streamsState = changelogs(bootstrap);
 
-            // and a batch rebuild after the kill works
+            // and a batch rebuild after the kill works, and leaves the projector the state its own replay left
             Map<TopicPartition, Long> mark2 = ends(bootstrap);
             ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
             BatchRebuild.run(bootstrap, state, 1, RetirementRules.Config.defaults(), n -> { });
             assertSameViews("a batch rebuild after a killed one", live, latest(bootstrap, mark2));
+            Map<String, Object> batchState = changelogs(bootstrap);
+            assertThat(batchState.keySet()).as("store keys").anyMatch(k -> k.startsWith(StoreNames.SESSION_CHAINS + "|"))
+                    .anyMatch(k -> k.startsWith(StoreNames.CORPUS_DOCS + "|")).anyMatch(k -> k.startsWith(StoreNames.DELETION_STATES + "|"));
+            assertSameViews("the stores (changelogs) of a batch rebuild, against those of the projector's replay", streamsState, batchState);
         }
+    }
+
+    /** Records in a topic, all partitions ({@code read_committed}). */
+    private static long count(String bootstrap, String topic) {
+        try (var c = ProjectorRebuildTest.consumer(bootstrap)) {
+            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = c.endOffsets(parts);
+            long n = 0, until = System.currentTimeMillis() + 60_000;
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
+                n += c.poll(Duration.ofMillis(200)).count();
+            }
+            return n;
+        }
+    }
+
+    /**
+     * The projector's stores as their changelogs hold them: {@code store|key} → the newest value, decoded (records as
+     * JSON trees, a retirement view without its publication counter; other values as Strings, Longs or their bytes in
+     * hex), deleted keys left out; the publication marks
+     * (pending-views, pending-corpus) too, which a settled projector has emptied.
+     */
+    static Map<String, Object> changelogs(String bootstrap) {
+        Map<String, Object> out = new java.util.TreeMap<>();
+        try (var c = ProjectorRebuildTest.consumer(bootstrap)) {
+            for (Projector.StoreSpec spec : Projector.STORES) {
+                if (spec.name().equals(StoreNames.PENDING_VIEWS) || spec.name().equals(StoreNames.PENDING_CORPUS)) continue;
+                String topic = BatchRebuild.changelog(spec.name());
+                List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+                c.assign(parts);
+                c.seekToBeginning(parts);
+                Map<TopicPartition, Long> end = c.endOffsets(parts);
+                long until = System.currentTimeMillis() + 60_000;
+                while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
+                    for (var r : c.poll(Duration.ofMillis(200))) {
+                        String key = spec.name() + "|" + r.key();
+                        if (r.value() == null) {
+                            out.remove(key);
+                            continue;
+                        }
+                        Object v = spec.serde().deserializer().deserialize(topic, r.value());
+                        if (v instanceof org.apache.avro.specific.SpecificRecord rec) {
+                            var json = dev.ensemble.sessions.schema.EventJson.recordToJson(rec);
+                            if (spec.name().equals(StoreNames.RETIREMENT_VIEWS)) json.remove("sequence");
+                            v = json;
+                        } else {
+                            v = v instanceof String || v instanceof Long ? v : java.util.HexFormat.of().formatHex(r.value()); // bytes as written
+                        }
+                        out.put(key, v);
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** Resets the projector (when {@code reset}), replays the log with Kafka Streams, returns the views published. */

@@ -191,7 +191,9 @@ class ProjectorRebuildTest {
             }
             return "; sizes " + x.size() + "/" + y.size();
         }
-        return "";
+        String sa = String.valueOf(a), sb = String.valueOf(b);
+        return "; first: " + differ.get(0) + ": live " + sa.substring(0, Math.min(400, sa.length())) + " rebuilt "
+                + sb.substring(0, Math.min(400, sb.length()));
     }
 
     static Map<TopicPartition, Long> ends(String bootstrap) {

@@ -383,7 +383,8 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
 
     /** Keys from {@code from} to {@code to}, both included; null is unbounded (as {@link KeyValueStore#range}). */
     private static java.util.function.Predicate<String> between(String from, String to) {
-        return k -> (from == null || k.compareTo(from) >= 0) && (to == null || k.compareTo(to) <= 0);
+        return k -> (from == null || dev.ensemble.sessions.schema.Keys.UTF8_ORDER.compare(k, from) >= 0)
+                && (to == null || dev.ensemble.sessions.schema.Keys.UTF8_ORDER.compare(k, to) <= 0);
     }
 
     @Override
@@ -405,12 +406,13 @@ public final class WriteBackStore<V> implements KeyValueStore<String, V>, Cached
     }
 
     /**
-     * The keys beneath, overlaid with the values changed since the last commit, in key order (deletions are
-     * written through at once, and every other key held equals its value beneath).
+     * The keys beneath, overlaid with the values changed since the last commit, in the order of the keys' UTF-8
+     * bytes as beneath ({@link dev.ensemble.sessions.schema.Keys#UTF8_ORDER}; deletions are written through at once,
+     * and every other key held equals its value beneath).
      */
     private KeyValueIterator<String, V> merged(KeyValueIterator<String, V> beneath, java.util.function.Predicate<String> inRange,
                                                boolean reverse) {
-        TreeMap<String, V> view = new TreeMap<>();
+        TreeMap<String, V> view = new TreeMap<>(dev.ensemble.sessions.schema.Keys.UTF8_ORDER);
         try (beneath) {
             while (beneath.hasNext()) {
                 KeyValue<String, V> kv = beneath.next();

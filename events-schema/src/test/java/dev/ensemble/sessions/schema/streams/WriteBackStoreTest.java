@@ -154,6 +154,16 @@ class WriteBackStoreTest {
     }
 
     @Test
+    void iterationKeepsTheStoresByteOrderAlsoForKeysAboveTheBasicPlane() {
+        // U+1F600 (UTF-8 F0 9F 98 80) sorts after U+E000 (EE 80 80) as bytes, before it as Java chars (D83D < E000)
+        run("put y/\uE000=1");
+        assertEquals("y/a=2,y/\uE000=1,y/\uD83D\uDE00=3", run("put y/\uD83D\uDE00=3;put y/a=2;prefix y/"),
+                "committed and uncommitted keys merged in the order of their bytes");
+        assertEquals("y/a=2,y/\uE000=1,y/\uD83D\uDE00=3", run("prefix y/"), "the store beneath, after the commit");
+        assertEquals("y/\uE000=1,y/\uD83D\uDE00=3", run("range y/\uE000..y/\uD83D\uDE00"));
+    }
+
+    @Test
     void theBoundHoldsAndAKeyWrittenEarlyAndPutAgainIsWrittenAgain() {
         stop();
         startWith(1);
