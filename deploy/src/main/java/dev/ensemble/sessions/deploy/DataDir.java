@@ -28,6 +28,10 @@ record DataDir(Path root) {
 
     /** The data folder given by a command's {@code --data-dir} option, or the default ({@link #defaultRoot()}) when null. */
     static DataDir of(Path option) {
+        if (option != null && option.toString().isBlank()) {
+            // Path.of("") is the working directory: a mistyped --data-dir= would make it the data folder
+            throw new IllegalArgumentException("--data-dir is empty: give the data folder's path (default ~/.ensemble-sessions)");
+        }
         return new DataDir(option == null ? defaultRoot() : option.toAbsolutePath());
     }
 
@@ -88,7 +92,7 @@ record DataDir(Path root) {
             return;
         } catch (FileAlreadyExistsException e) {
             if (!Files.isDirectory(root)) {
-                throw e;
+                throw new IOException("the data folder " + root + " is a file, not a folder: give another --data-dir", e);
             }
         }
         try {

@@ -58,11 +58,14 @@ final class RebuildCommand implements Callable<Integer> {
 
     PrintStream out = System.out;
 
+    /** How long a rebuild waits for a killed projector's membership to expire (the broker's session timeout is 45 s). */
+    static final Duration MEMBERS_LEAVE = Duration.ofSeconds(60);
+
     /**
      * What a rebuild did: events replayed, how long it took (reset excluded), and how: {@code batch}
-     * ({@link BatchRebuild}) or {@code streams} (the projector replayed the log).
+     * ({@link BatchRebuild}, with its own figures in {@code batch}) or {@code streams} (the projector replayed the log; {@code batch} null).
      */
-    record Result(long events, Duration elapsed, String how) {
+    record Result(long events, Duration elapsed, String how, BatchRebuild.Result batch) {
         double eventsPerSecond() {
             return events / Math.max(1e-9, elapsed.toNanos() / 1e9);
         }
@@ -73,6 +76,12 @@ final class RebuildCommand implements Callable<Integer> {
         requireWindow(spec, completedWindowDays);
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
+        if (bootstrapServers == null && !java.nio.file.Files.isDirectory(data.root().resolve("kafka"))) {
+            // nothing to rebuild, and a mistyped path should not leave a new data folder behind
+            out.println("No event log in " + data.root() + " (no kafka folder there): nothing to rebuild. "
+                    + "Give the data folder that up uses (--data-dir), or start the system with up first.");
+            return 1;
+        }
         data.createPrivate();
         try {
             String bootstrap = bootstrapServers;
@@ -100,7 +109,7 @@ final class RebuildCommand implements Callable<Integer> {
                           boolean progress, boolean batch)
             throws InterruptedException {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            long total = ProjectorRebuild.reset(admin, stateDir, Duration.ofSeconds(60));
+            long total = ProjectorRebuild.reset(admin, stateDir, Duration.ofSeconds(60), MEMBERS_LEAVE, System.err::println);
             if (batch && !BatchRebuild.fits(total)) {
                 System.err.printf(Locale.ROOT, "The log's %,d events need about %,d MB of heap for a batch replay and this JVM has %,d MB: "
                                 + "replaying with the projector instead (slower; ENSEMBLE_JAVA_OPTS=-Xmx… gives more)%n", total,
@@ -111,11 +120,11 @@ final class RebuildCommand implements Callable<Integer> {
                     BatchRebuild.Result r = BatchRebuild.run(bootstrap, stateDir, replicationFactor, rules, n -> {
                         if (bar != null) bar.stepTo(n);
                     });
-                    return new Result(r.events(), r.elapsed(), "batch");
+                    return new Result(r.events(), r.elapsed(), "batch", r);
                 } catch (BatchRebuild.Failed e) {
                     System.err.println("The batch replay stopped (" + e.getMessage() + (e.getCause() == null ? "" : ": " + e.getCause())
                             + "); replaying with the projector instead, which retries as it does live");
-                    ProjectorRebuild.reset(admin, stateDir, Duration.ofSeconds(60));
+                    ProjectorRebuild.reset(admin, stateDir, Duration.ofSeconds(60), MEMBERS_LEAVE, System.err::println);
                 } finally {
                     if (bar != null) bar.close();
                 }
@@ -133,7 +142,7 @@ final class RebuildCommand implements Callable<Integer> {
                     throw new IllegalStateException("the views were still being published 5 minutes after the replay");
                 }
                 // done when every event is processed and the last view it changed is published
-                return new Result(total, Duration.ofNanos(lastView[0] - start), "streams");
+                return new Result(total, Duration.ofNanos(lastView[0] - start), "streams", null);
             } finally {
                 if (bar != null) bar.close();
             }

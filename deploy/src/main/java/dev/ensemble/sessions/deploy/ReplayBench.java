@@ -62,6 +62,11 @@ final class ReplayBench {
         out.printf(Locale.ROOT, "| recalibrate (re-score, summary, HTML) | %,d decisions | %.2f | %,.0f |%n", c.decisions(), c.seconds(),
                 c.decisions() / c.seconds());
         out.printf(Locale.ROOT, "recalibration: %,d decisions change; summary and HTML report %,d characters%n", c.changed(), c.htmlBytes());
+        if (b != null && b.batch() != null) {
+            out.printf(Locale.ROOT, "batch rebuild: replay %.1f s, write and commit %.1f s (%,d store entries, %,d view records, %,d decisions, "
+                            + "%,d dead letters)%n", b.batch().replay().toNanos() / 1e9, b.batch().write().toNanos() / 1e9, b.batch().storeRecords(),
+                    b.batch().viewRecords(), b.batch().appended(), b.batch().deadLettered());
+        }
     }
 
     /** Starts the projector and times it until it runs (its stores restored from the changelogs), then stops it. */

@@ -45,7 +45,7 @@ class DataDirTest {
     void aFileWhereTheDataFolderShouldBeIsAnError(@TempDir Path dir) throws Exception {
         Path file = Files.writeString(dir.resolve("data"), "not a folder");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(file).createPrivate())
-                .isInstanceOf(java.nio.file.FileAlreadyExistsException.class);
+                .isInstanceOf(java.io.IOException.class).hasMessageContaining("is a file, not a folder");
     }
 
     @Test
@@ -58,5 +58,11 @@ class DataDirTest {
         DataDir.writePrivate(data.token(), "es_second\n");
         assertThat(Files.readString(data.token())).isEqualTo("es_second\n");
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data.token()))).isEqualTo("rw-------");
+    }
+
+    @org.junit.jupiter.api.Test
+    void anEmptyDataDirOptionIsRefusedInsteadOfMeaningTheWorkingFolder() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> DataDir.of(Path.of("")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--data-dir is empty");
     }
 }

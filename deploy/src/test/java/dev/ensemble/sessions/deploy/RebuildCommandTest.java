@@ -79,6 +79,16 @@ class RebuildCommandTest {
     }
 
     @Test
+    void aFolderWithoutAnEventLogIsNothingToRebuildAndIsLeftAsItWas(@TempDir Path dir) {
+        RebuildCommand command = new RebuildCommand();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        command.out = new PrintStream(out, true, StandardCharsets.UTF_8);
+        assertThat(new CommandLine(command).execute("--data-dir", dir.resolve("mistyped").toString())).isEqualTo(1);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("No event log in " + dir.resolve("mistyped")).contains("nothing to rebuild");
+        assertThat(dir.resolve("mistyped")).doesNotExist();
+    }
+
+    @Test
     void aNegativeCompletedWindowIsRefusedByRebuildAndUpBeforeAnythingStarts(@TempDir Path dir) {
         for (Object command : List.of(new RebuildCommand(), new UpCommand())) {
             java.io.StringWriter err = new java.io.StringWriter();

@@ -123,9 +123,12 @@ public final class BatchRebuild {
      * @param viewRecords  records written to the view topics (one per key)
      * @param appended     the guard's decisions appended to the log
      * @param deadLettered records written to the dead-letter topic
-     * @param elapsed      from the start of the replay to the commit of its transaction
+     * @param elapsed      from the start of the replay until what its transaction wrote is readable
+     * @param replay       of it, the replay (until every partition's publication is done)
+     * @param write        of it, the write and the commit of the transaction
      */
-    public record Result(long events, long storeRecords, long viewRecords, long appended, long deadLettered, Duration elapsed) {
+    public record Result(long events, long storeRecords, long viewRecords, long appended, long deadLettered, Duration elapsed,
+                         Duration replay, Duration write) {
         /** Events replayed per second. */
         public double eventsPerSecond() {
             return events / Math.max(1e-9, elapsed.toNanos() / 1e9);
@@ -240,8 +243,9 @@ public final class BatchRebuild {
             appended += t.decisions;
             deadLettered += t.deadLettered;
         }
-        Result r = new Result(events, storeRecords, viewRecords, appended, deadLettered, Duration.ofNanos(System.nanoTime() - start));
-        LOG.info("batch rebuild: {} events replayed, {} store entries, {} view records, {} decisions appended, {} dead letters in {} ms "
+        Result r = new Result(events, storeRecords, viewRecords, appended, deadLettered, Duration.ofNanos(System.nanoTime() - start),
+                Duration.ofNanos(replayedAt - start), Duration.ofNanos(committedAt - replayedAt));
+        LOG.debug("batch rebuild: {} events replayed, {} store entries, {} view records, {} decisions appended, {} dead letters in {} ms "
                         + "(replay {} ms, write and commit {} ms, readable {} ms later)", r.events(), r.storeRecords(), r.viewRecords(),
                 r.appended(), r.deadLettered(), r.elapsed().toMillis(), (replayedAt - start) / 1_000_000, (committedAt - replayedAt) / 1_000_000,
                 (System.nanoTime() - committedAt) / 1_000_000);

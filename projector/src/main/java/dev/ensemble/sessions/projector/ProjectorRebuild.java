@@ -3,7 +3,6 @@ package dev.ensemble.sessions.projector;
 import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.IsolationLevel;
@@ -50,16 +49,43 @@ public final class ProjectorRebuild {
      * @throws IllegalStateException when the projector is still running (its group has members)
      */
     public static long reset(Admin admin, Path stateDir, Duration timeout) throws InterruptedException {
+        return reset(admin, stateDir, timeout, Duration.ZERO, notice -> { });
+    }
+
+    /**
+     * As {@link #reset(Admin, Path, Duration)}, first waiting up to {@code membersLeave} for the projector's consumer
+     * group to empty: a projector that stopped without leaving it (killed) stays a member until the broker's session
+     * timeout (45 s by default) has passed since the broker last heard of it, also across a restart of the broker.
+     *
+     * @param notice gets one line when it waits
+     * @throws IllegalStateException when the group still has members after {@code membersLeave}
+     */
+    public static long reset(Admin admin, Path stateDir, Duration timeout, Duration membersLeave, java.util.function.Consumer<String> notice)
+            throws InterruptedException {
         String group = Projector.APPLICATION_ID;
         try {
-            try {
-                ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get();
-                if (!d.members().isEmpty()) {
-                    throw new IllegalStateException("the projector is still running (" + d.members().size()
+            long leaveBy = System.nanoTime() + membersLeave.toNanos();
+            boolean told = false;
+            while (true) {
+                int members;
+                try {
+                    members = admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get().members().size();
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof GroupIdNotFoundException)) throw e;
+                    members = 0;
+                }
+                if (members == 0) break;
+                if (System.nanoTime() >= leaveBy) {
+                    throw new IllegalStateException("the projector is still running (" + members
                             + " members in consumer group " + group + "): stop the system first");
                 }
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof GroupIdNotFoundException)) throw e;
+                if (!told) {
+                    notice.accept("The projector's consumer group still has " + members + " member(s): waiting up to "
+                            + membersLeave.toSeconds() + " s for them to leave (a projector that was killed stays a member "
+                            + "until the broker's session timeout has passed)");
+                    told = true;
+                }
+                Thread.sleep(1000);
             }
             deleteTree(stateDir.resolve(group));
             List<TopicPartition> parts = partitions(admin);

@@ -22,7 +22,8 @@ import java.util.Objects;
  * The retirement view (guide §5 and §6, DESIGN.md §4 Retirement): for every session the session chains or the
  * deletion guard changed, the facts ({@link DeletionStores#facts}) go through {@link RetirementRules} as of the
  * newest fact, and the view is forwarded under {@code <account>/<sessionId>} when it differs from the one
- * published last (its sequence then grows by one). Input: SessionView records keyed {@code <account>/<sessionId>}.
+ * published last (its sequence then grows: {@link #nextSequence}). Input: SessionView records keyed
+ * {@code <account>/<sessionId>}.
  */
 final class RetirementProcessor implements Processor<String, SessionView, String, RetirementView> {
     private final RetirementRules.Config config;
@@ -55,9 +56,19 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         if (held != null && sameButSequence(held, next)) {
             return;
         }
-        next.setSequence((held == null ? 0L : held.getSequence()) + 1);
+        next.setSequence(nextSequence(held == null ? 0L : held.getSequence(), next));
         views.put(key, next);
         context.forward(new Record<>(key, next, record.timestamp()));
+    }
+
+    /**
+     * A changed view's sequence: its evaluation time (ms since the epoch), or one more than the last when that is not
+     * higher. Consumers keep a view only when its sequence is higher than the one they hold; a rebuild publishes fewer
+     * intermediate changes than the projector did live, so a count of changes would restart below what they hold and
+     * be ignored, while the evaluation time of the newest fact is where the live views were.
+     */
+    static long nextSequence(long last, RetirementView next) {
+        return Math.max(last + 1, next.getEvaluatedAt().toEpochMilli());
     }
 
     /** Equal in every field but the sequence (as their encodings would be, without encoding them). */

@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The batch rebuild ({@link BatchRebuild}) against a real broker: it gives the live projector's views back, key by key,
- * after a random history of several accounts (chains, statuses, engine events, deletions decided by the guard); the
+ * after a random history of several accounts (chains, statuses, engine events, deletions decided by the guard), and a
+ * consumer that keeps the newest sequence of each retirement view takes the rebuilt ones; the
  * projector started after it restores its stores from the changelogs the batch wrote and goes on from its offsets as if
  * it had replayed the log itself (checked against a replay by Kafka Streams); and a batch killed after sending
  * everything but before its commit leaves nothing visible: the projector then replays the log itself, and a second
@@ -45,6 +46,7 @@ class BatchRebuildTest {
             ProjectorRebuildTest.send(bootstrap, history.subList(0, first));
             Map<String, Object> live = replayWithStreams(admin, bootstrap, state, false);
 
+            Map<String, dev.ensemble.sessions.views.RetirementView> liveRetirement = retirementViews(bootstrap, Map.of());
             Map<TopicPartition, Long> mark = ends(bootstrap);
             long liveDeadLetters = count(bootstrap, dev.ensemble.sessions.schema.Topics.DEAD_LETTER.name());
             assertThat(liveDeadLetters).as("the history holds invalid events").isPositive();
@@ -70,6 +72,20 @@ class BatchRebuildTest {
                 continued = latest(bootstrap, mark);
             }
             assertThat(continued).isNotEqualTo(live);
+
+            // a consumer that held the live retirement views and keeps the newest sequence of each (as the gateway
+            // does) ends with the views the rebuild and the projector after it published
+            Map<String, dev.ensemble.sessions.views.RetirementView> held = new java.util.HashMap<>(liveRetirement);
+            Map<String, dev.ensemble.sessions.views.RetirementView> published = new java.util.HashMap<>();
+            for (var v : retirementRecords(bootstrap, mark)) {
+                String key = v.getAccount() + "/" + v.getSessionId();
+                published.put(key, v);
+                if (!held.containsKey(key) || v.getSequence() > held.get(key).getSequence()) held.put(key, v);
+            }
+            assertThat(published).isNotEmpty();
+            List<String> stale = published.keySet().stream()
+                    .filter(k -> !dev.ensemble.sessions.schema.AvroEquality.equalBut(held.get(k), published.get(k), "sequence")).sorted().toList();
+            assertThat(stale).as("retirement views a consumer of the newest sequence kept from before the rebuild").isEmpty();
             Map<String, Object> reference = replayWithStreams(admin, bootstrap, state, true);
             assertSameViews("the projector after a batch rebuild, against a replay of the whole log by Kafka Streams", reference, continued);
         }
@@ -124,6 +140,63 @@ class BatchRebuildTest {
                     .anyMatch(k -> k.startsWith(StoreNames.CORPUS_DOCS + "|")).anyMatch(k -> k.startsWith(StoreNames.DELETION_STATES + "|"));
             assertSameViews("the stores (changelogs) of a batch rebuild, against those of the projector's replay", streamsState, batchState);
         }
+    }
+
+    @Test
+    void resetWaitsForTheProjectorsGroupToEmptyAndRefusesWhileAMemberStays(@TempDir Path state) throws Exception {
+        try (KafkaTestCluster cluster = KafkaTestCluster.start(); Admin admin = cluster.admin()) {
+            TopicAdmin.ensureTopics(admin, 2, (short) 1);
+            var member = new org.apache.kafka.clients.consumer.KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
+                    "group.id", Projector.APPLICATION_ID, "group.protocol", "classic"),
+                    new org.apache.kafka.common.serialization.ByteArrayDeserializer(), new org.apache.kafka.common.serialization.ByteArrayDeserializer());
+            member.subscribe(List.of(dev.ensemble.sessions.schema.Topics.EVENTS.name()));
+            long until = System.currentTimeMillis() + 30_000;
+            while (member.assignment().isEmpty() && System.currentTimeMillis() < until) member.poll(Duration.ofMillis(100));
+            List<String> notices = new java.util.ArrayList<>();
+            long start = System.nanoTime();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30),
+                            Duration.ofSeconds(3), notices::add))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("the projector is still running (1 members");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofSeconds(3));
+            assertThat(notices).singleElement().asString().contains("waiting up to 3 s");
+            // the member leaves while reset waits: reset goes on
+            CompletableFuture<Long> reset = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30), Duration.ofSeconds(30), n -> { });
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(1500);
+            assertThat(reset).isNotDone();
+            member.close();
+            assertThat(reset.get(30, TimeUnit.SECONDS)).isZero();
+        }
+    }
+
+    /** The newest retirement view of each key among the records at or after {@code from} ({@code read_committed}). */
+    private static Map<String, dev.ensemble.sessions.views.RetirementView> retirementViews(String bootstrap, Map<TopicPartition, Long> from) {
+        Map<String, dev.ensemble.sessions.views.RetirementView> out = new java.util.HashMap<>();
+        for (var v : retirementRecords(bootstrap, from)) out.put(v.getAccount() + "/" + v.getSessionId(), v);
+        return out;
+    }
+
+    /** The retirement view records at or after {@code from}, in each partition's order ({@code read_committed}). */
+    private static List<dev.ensemble.sessions.views.RetirementView> retirementRecords(String bootstrap, Map<TopicPartition, Long> from) {
+        List<dev.ensemble.sessions.views.RetirementView> out = new java.util.ArrayList<>();
+        String topic = dev.ensemble.sessions.schema.Topics.RETIREMENT_VIEW.name();
+        var values = dev.ensemble.sessions.schema.Topics.RETIREMENT_VIEW.valueSerde().deserializer();
+        try (var c = ProjectorRebuildTest.consumer(bootstrap)) {
+            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(parts);
+            for (TopicPartition tp : parts) c.seek(tp, from.getOrDefault(tp, 0L));
+            Map<TopicPartition, Long> end = c.endOffsets(parts);
+            long until = System.currentTimeMillis() + 60_000;
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
+                for (var r : c.poll(Duration.ofMillis(200))) out.add(values.deserialize(topic, r.value()));
+            }
+        }
+        return out;
     }
 
     /** Records in a topic, all partitions ({@code read_committed}). */
