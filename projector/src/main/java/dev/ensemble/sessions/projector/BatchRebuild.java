@@ -136,8 +136,9 @@ public final class BatchRebuild {
     }
 
     /**
-     * A processor failed on a record for a reason other than the record (a bug, a failure of the environment), which
-     * the live projector would retry after restoring its stores: the batch stops and writes nothing; replay with
+     * The batch stopped and committed nothing: a processor failed on a record for a reason other than the record (a
+     * bug, a failure of the environment), which the live projector would retry after restoring its stores; or Kafka
+     * refused a write or the transaction (its timeout, the broker's maximum of it); or the heap ran out. Replay with
      * Kafka Streams instead (from {@link ProjectorRebuild#reset}).
      */
     public static final class Failed extends RuntimeException {
@@ -158,7 +159,7 @@ public final class BatchRebuild {
      * @param replicationFactor of the changelog topics it creates
      * @param rules             the retirement rules' numbers, as the projector that runs afterwards uses
      * @param progress          gets the events replayed so far, about every 200 ms, on the calling thread
-     * @throws Failed                when a processor failed for a reason other than its record (nothing written)
+     * @throws Failed                when it stopped without committing ({@link Failed})
      * @throws IllegalStateException when a changelog topic of the projector exists (reset first) or Kafka refuses
      */
     public static Result run(String bootstrap, Path stateDir, int replicationFactor, RetirementRules.Config rules, LongConsumer progress)
