@@ -79,13 +79,19 @@ class RebuildCommandTest {
     }
 
     @Test
-    void aFolderWithoutAnEventLogIsNothingToRebuildAndIsLeftAsItWas(@TempDir Path dir) {
+    void aFolderWithoutAnEventLogIsNothingToRebuildAndIsLeftAsItWasAndAFileIsNamedAsOne(@TempDir Path dir) throws Exception {
         RebuildCommand command = new RebuildCommand();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         command.out = new PrintStream(out, true, StandardCharsets.UTF_8);
         assertThat(new CommandLine(command).execute("--data-dir", dir.resolve("mistyped").toString())).isEqualTo(1);
         assertThat(out.toString(StandardCharsets.UTF_8)).contains("No event log in " + dir.resolve("mistyped")).contains("nothing to rebuild");
         assertThat(dir.resolve("mistyped")).doesNotExist();
+
+        java.nio.file.Path file = dir.resolve("notes.txt");
+        java.nio.file.Files.writeString(file, "x");
+        out.reset();
+        assertThat(new CommandLine(command).execute("--data-dir", file.toString())).isEqualTo(1);
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("The data folder " + file + " is a file, not a folder");
     }
 
     @Test
