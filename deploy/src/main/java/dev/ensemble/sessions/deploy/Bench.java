@@ -71,24 +71,30 @@ public final class Bench {
      * replay benchmarks alone ({@code bench --replay-only}).
      */
     public static void appendOnly(String bootstrapServers, Settings s, PrintStream out) {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
-            TopicAdmin.ensureTopics(admin, s.partitions(), (short) 1);
-        }
-        List<byte[][]> all = synthesize(new Settings(s.warmupEvents() + s.events(), s.accounts(), s.partitions(), s.streamsOverrides()));
-        Map<String, Object> pc = dev.ensemble.sessions.schema.LogProducers.config(bootstrapServers, "bench-appender",
-                Map.of("linger.ms", 5, "batch.size", 512 * 1024, "compression.type", "lz4"));
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pc, new StringSerializer(), new ByteArraySerializer())) {
+        List<byte[][]> all = prepare(bootstrapServers, s);
+        try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers)) {
             append(producer, all);
         }
         out.printf("appended %,d events over %,d accounts (the projector did not run)%n", all.size(), s.accounts());
     }
 
-    /** Runs the benchmark against {@code bootstrapServers} (a fresh cluster: topics are created). */
-    public static Result run(String bootstrapServers, Path stateDir, Settings s, PrintStream out) throws Exception {
+    /** Creates the topics and synthesizes the log: the warm-up's events, then the measured ones. */
+    private static List<byte[][]> prepare(String bootstrapServers, Settings s) {
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
             TopicAdmin.ensureTopics(admin, s.partitions(), (short) 1);
         }
-        List<byte[][]> all = synthesize(new Settings(s.warmupEvents() + s.events(), s.accounts(), s.partitions(), s.streamsOverrides()));
+        return synthesize(new Settings(s.warmupEvents() + s.events(), s.accounts(), s.partitions(), s.streamsOverrides()));
+    }
+
+    /** The producer that appends the synthesized log (batched, lz4, as a busy gateway would). */
+    private static KafkaProducer<String, byte[]> appender(String bootstrapServers) {
+        return new KafkaProducer<>(dev.ensemble.sessions.schema.LogProducers.config(bootstrapServers, "bench-appender",
+                Map.of("linger.ms", 5, "batch.size", 512 * 1024, "compression.type", "lz4")), new StringSerializer(), new ByteArraySerializer());
+    }
+
+    /** Runs the benchmark against {@code bootstrapServers} (a fresh cluster: topics are created). */
+    public static Result run(String bootstrapServers, Path stateDir, Settings s, PrintStream out) throws Exception {
+        List<byte[][]> all = prepare(bootstrapServers, s);
         List<byte[][]> warmup = all.subList(0, s.warmupEvents());
         List<byte[][]> payload = all.subList(s.warmupEvents(), all.size());
         out.printf("synthesized %,d events (and %,d to warm up) over %,d accounts%n", s.events(), s.warmupEvents(), s.accounts());
@@ -105,10 +111,8 @@ public final class Bench {
             while (projector.streams().state() != org.apache.kafka.streams.KafkaStreams.State.RUNNING) {
                 Thread.sleep(50);
             }
-            Map<String, Object> pc = dev.ensemble.sessions.schema.LogProducers.config(bootstrapServers, "bench-appender",
-                    Map.of("linger.ms", 5, "batch.size", 512 * 1024, "compression.type", "lz4"));
             long start;
-            try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(pc, new StringSerializer(), new ByteArraySerializer())) {
+            try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers)) {
                 if (!warmup.isEmpty()) {
                     long w = System.nanoTime();
                     append(producer, warmup);
