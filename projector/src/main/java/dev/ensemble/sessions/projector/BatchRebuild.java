@@ -104,8 +104,6 @@ public final class BatchRebuild {
 
     /** The transactional id of the rebuild's writes (one rebuild at a time; a new one fences a killed one's transaction). */
     static final String TRANSACTIONAL_ID = Projector.APPLICATION_ID + "-batch-rebuild";
-    /** The name of the source node in {@link Projector#buildTopology}. */
-    static final String SOURCE = "events-source";
     /**
      * Heap a replayed event needs until the end, on average (store entries, their objects and their encodings at the
      * write), with a margin: measured at most about 0.8 KB per event for the benchmark's mix (docs/benchmarks.md).
@@ -395,7 +393,9 @@ public final class BatchRebuild {
             Map<String, Integer> sinkPartitions = new HashMap<>();
             Map<String, Topic<?, ?>> byName = new HashMap<>();
             for (Topic<?, ?> t : TopicAdmin.all()) byName.put(t.name(), t);
-            for (TopologyDescription.Subtopology sub : Projector.buildTopology(rules, true).describe().subtopologies()) {
+            Map<String, ProcessorSupplier<?, ?, ?, ?>> processors =
+                    Projector.processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn));
+            for (TopologyDescription.Subtopology sub : Projector.buildTopology(processors, true).describe().subtopologies()) {
                 for (TopologyDescription.Node n : sub.nodes()) {
                     successors.put(n.name(), n.successors().stream().map(TopologyDescription.Node::name).toList());
                     if (n instanceof TopologyDescription.Sink s) {
@@ -406,10 +406,8 @@ public final class BatchRebuild {
                     }
                 }
             }
-            Map<String, ProcessorSupplier<?, ?, ?, ?>> processors =
-                    Projector.processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn));
             for (String node : successors.keySet()) {
-                if (!node.equals(SOURCE) && !sinks.containsKey(node) && !processors.containsKey(node)) {
+                if (!node.equals(Projector.SOURCE) && !sinks.containsKey(node) && !processors.containsKey(node)) {
                     throw new IllegalStateException("the topology's node " + node + " has no processor supplier in Projector.processors");
                 }
             }
@@ -434,7 +432,7 @@ public final class BatchRebuild {
         private final ProcessingExceptionHandler processingHandler;
         private final DeserializationExceptionHandler deserializationHandler;
         /** The newest record of each view key (topic, key). */
-        final Map<String, ProducerRecord<byte[], byte[]>> views = new LinkedHashMap<>();
+        final Map<String, ProducerRecord<byte[], byte[]>> views = new HashMap<>();
         /** Decisions and dead letters, in the order they were made. */
         final List<ProducerRecord<byte[], byte[]>> appends = new ArrayList<>();
         long replayed;
@@ -523,7 +521,7 @@ public final class BatchRebuild {
                 key = keys.deserialize(r.topic(), r.headers(), r.key());
                 value = values.deserialize(r.topic(), r.headers(), r.value());
             } catch (RuntimeException e) {
-                DeserializationExceptionHandler.Response response = deserializationHandler.handleError(errorContext(SOURCE), r, e);
+                DeserializationExceptionHandler.Response response = deserializationHandler.handleError(errorContext(Projector.SOURCE), r, e);
                 if (response.result() == DeserializationExceptionHandler.Result.FAIL) {
                     throw new Failed("batch rebuild: cannot decode " + tp + "@" + r.offset(), e);
                 }
@@ -531,7 +529,7 @@ public final class BatchRebuild {
                 return;
             }
             Record<Object, Object> record = new Record<>(key, value, r.timestamp(), r.headers());
-            for (String child : graph.successors().get(SOURCE)) deliver(child, record);
+            for (String child : graph.successors().get(Projector.SOURCE)) deliver(child, record);
         }
 
         /** The publication punctuations, ticked (100 ms of wall-clock time apart) until no mark is left to publish. */
@@ -599,8 +597,7 @@ public final class BatchRebuild {
                     .orElseThrow().iterator().next();
             ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic.name(), partition, record.timestamp(), k, v, record.headers());
             if (topic.compacted()) {
-                views.remove(topic.name() + "\n" + key); // keeps the order of the newest writes
-                views.put(topic.name() + "\n" + key, out);
+                views.put(topic.name() + "\n" + key, out); // the newest per key: a compacted topic keeps no other
             } else {
                 appends.add(out);
                 decisions++;
@@ -671,23 +668,7 @@ public final class BatchRebuild {
             @Override
             public Optional<RecordMetadata> recordMetadata() {
                 ConsumerRecord<byte[], byte[]> r = current;
-                if (r == null) return Optional.empty();
-                return Optional.of(new RecordMetadata() {
-                    @Override
-                    public String topic() {
-                        return r.topic();
-                    }
-
-                    @Override
-                    public int partition() {
-                        return r.partition();
-                    }
-
-                    @Override
-                    public long offset() {
-                        return r.offset();
-                    }
-                });
+                return r == null ? Optional.empty() : Optional.of(new Metadata(r.topic(), r.partition(), r.offset()));
             }
 
             @Override
@@ -767,6 +748,10 @@ public final class BatchRebuild {
         Punctuation(Punctuator punctuator) {
             this.punctuator = punctuator;
         }
+    }
+
+    /** The record being processed, as a processor sees it. */
+    private record Metadata(String topic, int partition, long offset) implements RecordMetadata {
     }
 
     /** The error handlers' view of the record that failed (Kafka Streams' ErrorHandlerContext). */
@@ -853,10 +838,14 @@ public final class BatchRebuild {
 
         @Override
         public KeyValueIterator<String, V> range(String from, String to) {
-            NavigableMap<String, V> m = sorted("range");
-            NavigableMap<String, V> sub = from == null && to == null ? m : from == null ? m.headMap(to, true)
+            return iterator(between(from, to, "range").entrySet().iterator(), null);
+        }
+
+        /** Keys from {@code from} to {@code to}, both included; null is unbounded (as {@link KeyValueStore#range}). */
+        private NavigableMap<String, V> between(String from, String to, String op) {
+            NavigableMap<String, V> m = sorted(op);
+            return from == null && to == null ? m : from == null ? m.headMap(to, true)
                     : to == null ? m.tailMap(from, true) : m.subMap(from, true, to, true);
-            return iterator(sub.entrySet().iterator(), null);
         }
 
         @Override
@@ -872,10 +861,7 @@ public final class BatchRebuild {
 
         @Override
         public KeyValueIterator<String, V> reverseRange(String from, String to) {
-            NavigableMap<String, V> m = sorted("reverseRange");
-            NavigableMap<String, V> sub = from == null && to == null ? m : from == null ? m.headMap(to, true)
-                    : to == null ? m.tailMap(from, true) : m.subMap(from, true, to, true);
-            return iterator(sub.descendingMap().entrySet().iterator(), null);
+            return iterator(between(from, to, "reverseRange").descendingMap().entrySet().iterator(), null);
         }
 
         @Override

@@ -118,17 +118,24 @@ public final class Projector implements AutoCloseable {
      *                       and throwaway replays, where writing every store to disk on every commit dominates
      */
     public static Topology buildTopology(RetirementRules.Config rules, boolean inMemoryStores) {
+        return buildTopology(processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn)), inMemoryStores);
+    }
+
+    /** The name of the topology's source node (the event log). */
+    static final String SOURCE = "events-source";
+
+    /** The topology of {@link #buildTopology(RetirementRules.Config, boolean)} with these processors ({@link #processors}). */
+    static Topology buildTopology(Map<String, ProcessorSupplier<?, ?, ?, ?>> processors, boolean inMemoryStores) {
         java.util.function.Function<String, org.apache.kafka.streams.state.KeyValueBytesStoreSupplier> store =
                 name -> inMemoryStores ? Stores.inMemoryKeyValueStore(name) : Stores.persistentKeyValueStore(name);
         String guard = DeletionProcessor.GUARD;
         String chains = DeletionProcessor.CHAINS;
         String retirement = DeletionProcessor.RETIREMENT;
         Topology t = new Topology();
-        t.addSource("events-source", Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
+        t.addSource(SOURCE, Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
         String corpus = DeletionProcessor.CORPUS;
-        Map<String, ProcessorSupplier<?, ?, ?, ?>> processors = processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn));
-        t.addProcessor(guard, processors.get(guard), "events-source");
+        t.addProcessor(guard, processors.get(guard), SOURCE);
         t.addProcessor(chains, processors.get(chains), guard);
         t.addProcessor(retirement, processors.get(retirement), chains, guard);
         t.addProcessor(corpus, processors.get(corpus), guard);
