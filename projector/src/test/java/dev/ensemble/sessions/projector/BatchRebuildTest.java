@@ -186,32 +186,15 @@ class BatchRebuildTest {
         List<dev.ensemble.sessions.views.RetirementView> out = new java.util.ArrayList<>();
         String topic = dev.ensemble.sessions.schema.Topics.RETIREMENT_VIEW.name();
         var values = dev.ensemble.sessions.schema.Topics.RETIREMENT_VIEW.valueSerde().deserializer();
-        try (var c = ProjectorRebuildTest.consumer(bootstrap)) {
-            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
-            c.assign(parts);
-            for (TopicPartition tp : parts) c.seek(tp, from.getOrDefault(tp, 0L));
-            Map<TopicPartition, Long> end = c.endOffsets(parts);
-            long until = System.currentTimeMillis() + 60_000;
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
-                for (var r : c.poll(Duration.ofMillis(200))) out.add(values.deserialize(topic, r.value()));
-            }
-        }
+        ProjectorRebuildTest.readAll(bootstrap, List.of(topic), from, r -> out.add(values.deserialize(topic, r.value())));
         return out;
     }
 
     /** Records in a topic, all partitions ({@code read_committed}). */
     private static long count(String bootstrap, String topic) {
-        try (var c = ProjectorRebuildTest.consumer(bootstrap)) {
-            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = c.endOffsets(parts);
-            long n = 0, until = System.currentTimeMillis() + 60_000;
-            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
-                n += c.poll(Duration.ofMillis(200)).count();
-            }
-            return n;
-        }
+        long[] n = new long[1];
+        ProjectorRebuildTest.readAll(bootstrap, List.of(topic), Map.of(), r -> n[0]++);
+        return n[0];
     }
 
     /**
@@ -222,34 +205,25 @@ class BatchRebuildTest {
      */
     static Map<String, Object> changelogs(String bootstrap) {
         Map<String, Object> out = new java.util.TreeMap<>();
-        try (var c = ProjectorRebuildTest.consumer(bootstrap)) {
-            for (Projector.StoreSpec spec : Projector.STORES) {
-                if (spec.name().equals(StoreNames.PENDING_VIEWS) || spec.name().equals(StoreNames.PENDING_CORPUS)) continue;
-                String topic = BatchRebuild.changelog(spec.name());
-                List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
-                c.assign(parts);
-                c.seekToBeginning(parts);
-                Map<TopicPartition, Long> end = c.endOffsets(parts);
-                long until = System.currentTimeMillis() + 60_000;
-                while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
-                    for (var r : c.poll(Duration.ofMillis(200))) {
-                        String key = spec.name() + "|" + r.key();
-                        if (r.value() == null) {
-                            out.remove(key);
-                            continue;
-                        }
-                        Object v = spec.serde().deserializer().deserialize(topic, r.value());
-                        if (v instanceof org.apache.avro.specific.SpecificRecord rec) {
-                            var json = dev.ensemble.sessions.schema.EventJson.recordToJson(rec);
-                            if (spec.name().equals(StoreNames.RETIREMENT_VIEWS)) json.remove("sequence");
-                            v = json;
-                        } else {
-                            v = v instanceof String || v instanceof Long ? v : java.util.HexFormat.of().formatHex(r.value()); // bytes as written
-                        }
-                        out.put(key, v);
-                    }
+        for (Projector.StoreSpec spec : Projector.STORES) {
+            if (spec.name().equals(StoreNames.PENDING_VIEWS) || spec.name().equals(StoreNames.PENDING_CORPUS)) continue;
+            String topic = BatchRebuild.changelog(spec.name());
+            ProjectorRebuildTest.readAll(bootstrap, List.of(topic), Map.of(), r -> {
+                String key = spec.name() + "|" + r.key();
+                if (r.value() == null) {
+                    out.remove(key);
+                    return;
                 }
-            }
+                Object v = spec.serde().deserializer().deserialize(topic, r.value());
+                if (v instanceof org.apache.avro.specific.SpecificRecord rec) {
+                    var json = dev.ensemble.sessions.schema.EventJson.recordToJson(rec);
+                    if (spec.name().equals(StoreNames.RETIREMENT_VIEWS)) json.remove("sequence");
+                    v = json;
+                } else {
+                    v = v instanceof String || v instanceof Long ? v : java.util.HexFormat.of().formatHex(r.value()); // bytes as written
+                }
+                out.put(key, v);
+            });
         }
         return out;
     }

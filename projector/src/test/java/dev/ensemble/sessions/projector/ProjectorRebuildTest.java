@@ -216,34 +216,43 @@ class ProjectorRebuildTest {
         var corpus = Topics.CORPUS_VIEW.valueSerde().deserializer();
         var retirement = Topics.RETIREMENT_VIEW.valueSerde().deserializer();
         var audit = Topics.DELETION_AUDIT.valueSerde().deserializer();
+        readAll(bootstrap, VIEWS, from, r -> {
+            if (r.topic().equals(Topics.SESSIONS_VIEW.name())) {
+                out.put(r.topic() + "|" + r.key(), dev.ensemble.sessions.schema.EventJson.recordToJson(sessions.deserialize(r.topic(), r.value())));
+            } else if (r.topic().equals(Topics.RETIREMENT_VIEW.name())) {
+                // its sequence grows with each publication, and a rebuild publishes fewer
+                var json = dev.ensemble.sessions.schema.EventJson.recordToJson(retirement.deserialize(r.topic(), r.value()));
+                json.remove("sequence");
+                out.put(r.topic() + "|" + r.key(), json);
+            } else if (r.topic().equals(Topics.DELETION_AUDIT.name())) {
+                out.put(r.topic() + "|" + r.key(), dev.ensemble.sessions.schema.EventJson.recordToJson(audit.deserialize(r.topic(), r.value())));
+            } else {
+                dev.ensemble.sessions.views.CorpusView v = corpus.deserialize(r.topic(), r.value());
+                List<Object> c2 = new ArrayList<>(List.of(v.getAccount(), v.getComputerId(), v.getSequence(), v.getTasks()));
+                c2.addAll(canonicalStats(v.getStats()));
+                out.put(r.topic() + "|" + r.key(), c2);
+            }
+        });
+        return out;
+    }
+
+    /**
+     * Calls {@code each} with every record of {@code topics} at or after {@code from} (a partition not in it: from its
+     * beginning) up to their ends taken now, each partition in order ({@code read_committed}); gives up after 60 s.
+     */
+    static void readAll(String bootstrap, List<String> topics, Map<TopicPartition, Long> from,
+                        java.util.function.Consumer<ConsumerRecord<String, byte[]>> each) {
         try (KafkaConsumer<String, byte[]> c = consumer(bootstrap)) {
             List<TopicPartition> parts = new ArrayList<>();
-            for (String t : VIEWS) c.partitionsFor(t).forEach(i -> parts.add(new TopicPartition(t, i.partition())));
+            for (String t : topics) c.partitionsFor(t).forEach(i -> parts.add(new TopicPartition(t, i.partition())));
             c.assign(parts);
             Map<TopicPartition, Long> end = c.endOffsets(parts);
             for (TopicPartition tp : parts) c.seek(tp, from.getOrDefault(tp, 0L));
             long until = System.currentTimeMillis() + 60_000;
             while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp)) && System.currentTimeMillis() < until) {
-                for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    if (r.topic().equals(Topics.SESSIONS_VIEW.name())) {
-                        out.put(r.topic() + "|" + r.key(), dev.ensemble.sessions.schema.EventJson.recordToJson(sessions.deserialize(r.topic(), r.value())));
-                    } else if (r.topic().equals(Topics.RETIREMENT_VIEW.name())) {
-                        // its sequence counts publications, which depend on when views were coalesced, not on the log
-                        var json = dev.ensemble.sessions.schema.EventJson.recordToJson(retirement.deserialize(r.topic(), r.value()));
-                        json.remove("sequence");
-                        out.put(r.topic() + "|" + r.key(), json);
-                    } else if (r.topic().equals(Topics.DELETION_AUDIT.name())) {
-                        out.put(r.topic() + "|" + r.key(), dev.ensemble.sessions.schema.EventJson.recordToJson(audit.deserialize(r.topic(), r.value())));
-                    } else {
-                        dev.ensemble.sessions.views.CorpusView v = corpus.deserialize(r.topic(), r.value());
-                        List<Object> c2 = new ArrayList<>(List.of(v.getAccount(), v.getComputerId(), v.getSequence(), v.getTasks()));
-                        c2.addAll(canonicalStats(v.getStats()));
-                        out.put(r.topic() + "|" + r.key(), c2);
-                    }
-                }
+                c.poll(Duration.ofMillis(200)).forEach(each);
             }
         }
-        return out;
     }
 
     /**
