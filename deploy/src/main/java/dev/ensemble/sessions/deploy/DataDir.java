@@ -69,6 +69,13 @@ record DataDir(Path root) {
         return root.resolve("endpoints.json");
     }
 
+    /** @throws IOException when the data folder's path is a file */
+    void requireNotAFile() throws IOException {
+        if (Files.exists(root) && !Files.isDirectory(root)) {
+            throw new IOException("the data folder " + root + " is a file, not a folder: give another --data-dir");
+        }
+    }
+
     /**
      * Creates the data folder so that only its owner can enter it ({@code rwx------}, whatever the umask), or makes an
      * existing one so, on a file system with POSIX permissions: the event log and the services' stores in it hold
@@ -91,9 +98,7 @@ record DataDir(Path root) {
             Files.createDirectory(root, PosixFilePermissions.asFileAttribute(OWNER_ONLY_FOLDER));
             return;
         } catch (FileAlreadyExistsException e) {
-            if (!Files.isDirectory(root)) {
-                throw new IOException("the data folder " + root + " is a file, not a folder: give another --data-dir", e);
-            }
+            requireNotAFile();
         }
         try {
             if (!Files.getPosixFilePermissions(root).equals(OWNER_ONLY_FOLDER)) {

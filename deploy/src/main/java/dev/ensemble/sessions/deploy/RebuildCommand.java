@@ -76,10 +76,7 @@ final class RebuildCommand implements Callable<Integer> {
         requireWindow(spec, completedWindowDays);
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
-        if (java.nio.file.Files.exists(data.root()) && !java.nio.file.Files.isDirectory(data.root())) {
-            out.println("The data folder " + data.root() + " is a file, not a folder: give the data folder that up uses (--data-dir).");
-            return 1;
-        }
+        data.requireNotAFile();
         if (bootstrapServers == null && !java.nio.file.Files.isDirectory(data.root().resolve("kafka"))) {
             // nothing to rebuild, and a mistyped path should not leave a new data folder behind
             out.println("No event log in " + data.root() + " (no kafka folder there): nothing to rebuild. "

@@ -89,9 +89,11 @@ class RebuildCommandTest {
 
         java.nio.file.Path file = dir.resolve("notes.txt");
         java.nio.file.Files.writeString(file, "x");
-        out.reset();
-        assertThat(new CommandLine(command).execute("--data-dir", file.toString())).isEqualTo(1);
-        assertThat(out.toString(StandardCharsets.UTF_8)).contains("The data folder " + file + " is a file, not a folder");
+        java.io.StringWriter err = new java.io.StringWriter();
+        CommandLine cli = new CommandLine(command);
+        cli.setErr(new java.io.PrintWriter(err));
+        assertThat(cli.execute("--data-dir", file.toString())).isEqualTo(1);
+        assertThat(err.toString()).contains("the data folder " + file + " is a file, not a folder");
     }
 
     @Test
