@@ -121,6 +121,7 @@ final class RebuildCommand implements Callable<Integer> {
                     BatchRebuild.Result r = BatchRebuild.run(bootstrap, stateDir, replicationFactor, rules, n -> {
                         if (bar != null) bar.stepTo(n);
                     });
+                    if (bar != null) bar.maxHint(r.events()); // the offsets counted transaction markers too: the bar ends full
                     return new Result(r.events(), r.elapsed(), "batch", r);
                 } catch (BatchRebuild.Failed e) {
                     System.err.println("The batch replay stopped (" + e.getMessage() + (e.getCause() == null ? "" : ": " + e.getCause())
