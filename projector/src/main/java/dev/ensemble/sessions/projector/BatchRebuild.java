@@ -1,5 +1,6 @@
 package dev.ensemble.sessions.projector;
 
+import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.InvalidEventException;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topic;
@@ -57,16 +58,15 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
+import java.util.NavigableSet;
 import java.util.Optional;
 import java.util.Properties;
-import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -203,9 +203,10 @@ public final class BatchRebuild {
                     producer.beginTransaction();
                     List<java.util.concurrent.Callable<Void>> writes = new ArrayList<>();
                     for (Task t : tasks) {
+                        Map<Object, byte[]> encoded = t.encodedViews();
                         for (Projector.StoreSpec spec : Projector.STORES) {
                             writes.add(() -> {
-                                t.writeStore(producer, spec, sent);
+                                t.writeStore(producer, spec, encoded, sent);
                                 return null;
                             });
                         }
@@ -426,13 +427,13 @@ public final class BatchRebuild {
         private final AtomicLong progress;
         private final AtomicBoolean stop;
         private final Map<String, MapStore<?>> stores = new LinkedHashMap<>();
-        private final Map<String, Processor<Object, Object, Object, Object>> processors = new HashMap<>();
-        private final Map<String, Serializer<Object>[]> sinkSerializers = new HashMap<>();
+        /** The graph's nodes by name, each with its processor or sink and its successors (made at the start of the replay). */
+        private final Map<String, Node> nodes = new HashMap<>();
         private final List<Punctuation> punctuations = new ArrayList<>();
         private final ProcessingExceptionHandler processingHandler;
         private final DeserializationExceptionHandler deserializationHandler;
-        /** The newest record of each view key (topic, key). */
-        final Map<String, ProducerRecord<byte[], byte[]>> views = new HashMap<>();
+        /** The newest record of each view key (topic, key), with the value it encodes. */
+        final Map<String, View> views = new HashMap<>();
         /** Decisions and dead letters, in the order they were made. */
         final List<ProducerRecord<byte[], byte[]>> appends = new ArrayList<>();
         long replayed;
@@ -474,15 +475,18 @@ public final class BatchRebuild {
 
         @SuppressWarnings("unchecked")
         void replay() {
-            for (var en : graph.processors().entrySet()) {
-                Processor<Object, Object, Object, Object> p = (Processor<Object, Object, Object, Object>) en.getValue().get();
-                processors.put(en.getKey(), p);
+            for (String name : graph.successors().keySet()) {
+                Topic<?, ?> sink = graph.sinks().get(name);
+                ProcessorSupplier<?, ?, ?, ?> supplier = graph.processors().get(name);
+                nodes.put(name, new Node(name, supplier == null ? null : (Processor<Object, Object, Object, Object>) supplier.get(), sink,
+                        sink == null ? null : (Serializer<Object>) sink.keySerde().serializer(),
+                        sink == null ? null : (Serializer<Object>) sink.valueSerde().serializer()));
             }
-            for (var en : graph.sinks().entrySet()) {
-                Topic<?, ?> t = en.getValue();
-                sinkSerializers.put(en.getKey(), new Serializer[]{t.keySerde().serializer(), t.valueSerde().serializer()});
+            for (Node n : nodes.values()) n.children = graph.successors().get(n.name).stream().map(nodes::get).toArray(Node[]::new);
+            for (Node n : nodes.values()) {
+                if (n.processor != null) n.processor.init(new NodeContext(n));
             }
-            for (var en : processors.entrySet()) en.getValue().init(new NodeContext(en.getKey()));
+            Node[] sourceChildren = nodes.get(Projector.SOURCE).children;
             Deserializer<?> keys = Topics.EVENTS.keySerde().deserializer();
             Deserializer<?> values = Topics.EVENTS.valueSerde().deserializer();
             if (begin < end) {
@@ -498,21 +502,24 @@ public final class BatchRebuild {
                     consumer.seek(tp, begin);
                     while (consumer.position(tp) < end) {
                         if (stop.get()) return;
+                        long before = replayed;
                         for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
                             if (r.offset() >= end) break;
-                            apply(r, keys, values);
+                            apply(r, keys, values, sourceChildren);
                             replayed++;
-                            progress.incrementAndGet();
                         }
+                        progress.addAndGet(replayed - before); // once per poll: a counter shared by the threads
                     }
                 }
             }
             current = null;
             publishEverything();
-            for (Processor<?, ?, ?, ?> p : processors.values()) p.close();
+            for (Node n : nodes.values()) {
+                if (n.processor != null) n.processor.close();
+            }
         }
 
-        private void apply(ConsumerRecord<byte[], byte[]> r, Deserializer<?> keys, Deserializer<?> values) {
+        private void apply(ConsumerRecord<byte[], byte[]> r, Deserializer<?> keys, Deserializer<?> values, Node[] sourceChildren) {
             current = r;
             streamTime = Math.max(streamTime, r.timestamp());
             Object key;
@@ -529,7 +536,7 @@ public final class BatchRebuild {
                 return;
             }
             Record<Object, Object> record = new Record<>(key, value, r.timestamp(), r.headers());
-            for (String child : graph.successors().get(Projector.SOURCE)) deliver(child, record);
+            for (Node child : sourceChildren) deliver(child, record);
         }
 
         /** The publication punctuations, ticked (100 ms of wall-clock time apart) until no mark is left to publish. */
@@ -549,15 +556,13 @@ public final class BatchRebuild {
             } while (!stores.get(StoreNames.PENDING_VIEWS).map.isEmpty() || !stores.get(StoreNames.PENDING_CORPUS).map.isEmpty());
         }
 
-        private void deliver(String node, Record<Object, Object> record) {
-            Serializer<Object>[] sink = sinkSerializers.get(node);
-            if (sink != null) {
-                write(node, sink, record);
+        private void deliver(Node node, Record<Object, Object> record) {
+            if (node.sink != null) {
+                write(node, record);
                 return;
             }
-            Processor<Object, Object, Object, Object> p = processors.get(node);
             try {
-                p.process(record);
+                node.processor.process(record);
             } catch (Failed f) {
                 throw f;
             } catch (RuntimeException e) {
@@ -568,7 +573,7 @@ public final class BatchRebuild {
                     throw new Failed("batch rebuild: processor " + node + " failed on " + tp + "@" + current.offset()
                             + " for a reason other than the record", e);
                 }
-                ProcessingExceptionHandler.Response response = processingHandler.handleError(errorContext(node), record, e);
+                ProcessingExceptionHandler.Response response = processingHandler.handleError(errorContext(node.name), record, e);
                 if (response.result() == ProcessingExceptionHandler.Result.FAIL) {
                     throw new Failed("batch rebuild: the dead-letter handler refused an invalid event at " + tp + "@" + current.offset(), e);
                 }
@@ -588,16 +593,16 @@ public final class BatchRebuild {
             deadLettered += records.size();
         }
 
-        private void write(String node, Serializer<Object>[] serializers, Record<Object, Object> record) {
-            Topic<?, ?> topic = graph.sinks().get(node);
+        private void write(Node node, Record<Object, Object> record) {
+            Topic<?, ?> topic = node.sink;
             String key = (String) record.key();
-            byte[] k = serializers[0].serialize(topic.name(), record.key());
-            byte[] v = serializers[1].serialize(topic.name(), record.value());
+            byte[] k = node.keySerializer.serialize(topic.name(), record.key());
+            byte[] v = node.valueSerializer.serialize(topic.name(), record.value());
             int partition = partitioner.partitions(topic.name(), key, record.value(), graph.sinkPartitions().get(topic.name()))
                     .orElseThrow().iterator().next();
             ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic.name(), partition, record.timestamp(), k, v, record.headers());
             if (topic.compacted()) {
-                views.put(topic.name() + "\n" + key, out); // the newest per key: a compacted topic keeps no other
+                views.put(topic.name() + "\n" + key, new View(out, record.value(), topic.valueSerde() instanceof AvroSerde<?>));
             } else {
                 appends.add(out);
                 decisions++;
@@ -608,13 +613,16 @@ public final class BatchRebuild {
 
         /** Sends the entries of one of this partition's stores to its changelog, in the open transaction. */
         @SuppressWarnings("unchecked")
-        void writeStore(KafkaProducer<byte[], byte[]> producer, Projector.StoreSpec spec, Sent sent) {
+        void writeStore(KafkaProducer<byte[], byte[]> producer, Projector.StoreSpec spec, Map<Object, byte[]> encoded, Sent sent) {
             StringSerializer keys = new StringSerializer();
             String topic = changelog(spec.name());
             Serializer<Object> values = (Serializer<Object>) spec.serde().serializer();
+            boolean reuse = spec.serde() instanceof AvroSerde<?>;
             long n = 0;
             for (Map.Entry<String, ?> e : stores.get(spec.name()).map.entrySet()) {
-                sent.send(producer, new ProducerRecord<>(topic, tp.partition(), keys.serialize(topic, e.getKey()), values.serialize(topic, e.getValue())));
+                byte[] value = reuse ? encoded.get(e.getValue()) : null;
+                if (value == null) value = values.serialize(topic, e.getValue());
+                sent.send(producer, new ProducerRecord<>(topic, tp.partition(), keys.serialize(topic, e.getKey()), value));
                 if ((++n & 1023) == 0 && stop.get()) return;
             }
             storeRecords.add(n);
@@ -622,8 +630,22 @@ public final class BatchRebuild {
 
         /** Sends this partition's views, decisions and dead letters, in the open transaction. */
         void writeOutputs(KafkaProducer<byte[], byte[]> producer, Sent sent) {
-            for (ProducerRecord<byte[], byte[]> r : views.values()) sent.send(producer, r);
+            for (View v : views.values()) sent.send(producer, v.record());
             for (ProducerRecord<byte[], byte[]> r : appends) sent.send(producer, r);
+        }
+
+        /**
+         * The Avro encoding of each published view's value, by the value's identity: a store entry holding the very
+         * object a view published (a session's chain, its retirement view, an audit record), stored with the same
+         * single-object encoding, is written to its changelog with these bytes instead of being encoded again. The final
+         * publication runs after every record, so no such object changes after it was published.
+         */
+        Map<Object, byte[]> encodedViews() {
+            Map<Object, byte[]> out = new java.util.IdentityHashMap<>(views.size() * 2);
+            for (View v : views.values()) {
+                if (v.avro() && v.value() != null) out.put(v.value(), v.record().value());
+            }
+            return out;
         }
 
         private ErrorHandlerContext errorContext(String node) {
@@ -634,25 +656,28 @@ public final class BatchRebuild {
 
         /** A processor node's context: forwards to the node's successors, hands out the task's stores. */
         private final class NodeContext implements ProcessorContext<Object, Object> {
-            private final String node;
+            private final Node node;
 
-            NodeContext(String node) {
+            NodeContext(Node node) {
                 this.node = node;
             }
 
             @Override
             @SuppressWarnings("unchecked")
             public <K, V> void forward(Record<K, V> record) {
-                for (String child : graph.successors().get(node)) deliver(child, (Record<Object, Object>) record);
+                for (Node child : node.children) deliver(child, (Record<Object, Object>) record);
             }
 
             @Override
             @SuppressWarnings("unchecked")
             public <K, V> void forward(Record<K, V> record, String childName) {
-                if (!graph.successors().get(node).contains(childName)) {
-                    throw new IllegalStateException("processor " + node + " forwarded to " + childName + ", which is not one of its successors");
+                for (Node child : node.children) {
+                    if (child.name.equals(childName)) {
+                        deliver(child, (Record<Object, Object>) record);
+                        return;
+                    }
                 }
-                deliver(childName, (Record<Object, Object>) record);
+                throw new IllegalStateException("processor " + node.name + " forwarded to " + childName + ", which is not one of its successors");
             }
 
             @Override
@@ -741,6 +766,29 @@ public final class BatchRebuild {
         }
     }
 
+    /** A node of a task's graph: a processor (with its own instance) or a sink (with its topic's serializers). */
+    private static final class Node {
+        final String name;
+        final Processor<Object, Object, Object, Object> processor;
+        final Topic<?, ?> sink;
+        final Serializer<Object> keySerializer;
+        final Serializer<Object> valueSerializer;
+        Node[] children;
+
+        Node(String name, Processor<Object, Object, Object, Object> processor, Topic<?, ?> sink, Serializer<Object> keySerializer,
+             Serializer<Object> valueSerializer) {
+            this.name = name;
+            this.processor = processor;
+            this.sink = sink;
+            this.keySerializer = keySerializer;
+            this.valueSerializer = valueSerializer;
+        }
+    }
+
+    /** A view record to write, the value it encodes, and whether its topic's values are Avro single-object encoded. */
+    record View(ProducerRecord<byte[], byte[]> record, Object value, boolean avro) {
+    }
+
     private static final class Punctuation {
         final Punctuator punctuator;
         volatile boolean cancelled;
@@ -761,21 +809,29 @@ public final class BatchRebuild {
 
     /**
      * A key-value store in a map: live objects, like {@code WriteBackStore}'s. Iterated in the key order of a Kafka
-     * Streams store: a map sorted in that order when a processor scans ranges or prefixes of it, else a hash map
-     * sorted when a processor iterates it whole ({@link Projector.Iteration}). Iterators read a copy, so the store may
-     * change while one is open.
+     * Streams store (UTF-8 bytes) when its declaration allows ({@link Projector.Iteration}): the keys are then also kept
+     * in a sorted set, brought up to date only when a processor iterates (the keys put or deleted since are noted, and
+     * the set is made again from the map when they outnumber its entries). So a store scanned now and then (the corpus
+     * documents, scanned when a table is first used) costs a hash map's put, not a sorted map's. Iterators read a copy,
+     * so the store may change while one is open.
      */
     static final class MapStore<V> implements KeyValueStore<String, V> {
         private final String name;
         private final Projector.Iteration iteration;
-        /** A hash map, or a sorted map: in {@link String}'s order while no key holds a character from U+D800 up. */
-        Map<String, V> map;
+        /** The entries. */
+        final HashMap<String, V> map;
+        /** The keys in store order as of the last iteration, or null (made at the next one). */
+        private TreeSet<String> sorted;
+        /** Keys put or deleted since {@link #sorted} was brought up to date (while it is kept). */
+        private final List<String> changed = new ArrayList<>();
+        /** Whether a key holds a character from U+D800 up: then String order differs from UTF-8 order. */
+        private boolean beyondUtf16Order;
 
         /** @param capacity the hash map's initial capacity (a hint: the entries expected) */
         MapStore(String name, Projector.Iteration iteration, int capacity) {
             this.name = name;
             this.iteration = iteration;
-            this.map = iteration == Projector.Iteration.RANGES ? new TreeMap<>() : new HashMap<>(capacity);
+            this.map = new HashMap<>(capacity);
         }
 
         MapStore(String name, Projector.Iteration iteration) {
@@ -785,15 +841,25 @@ public final class BatchRebuild {
         @Override
         public void put(String key, V value) {
             if (value == null) {
-                map.remove(key);
+                delete(key);
                 return;
             }
-            if (map instanceof TreeMap<String, V> t && t.comparator() == null && !inUtf16OrderAsInUtf8(key)) {
-                TreeMap<String, V> exact = new TreeMap<>(Keys.UTF8_ORDER); // String order would differ from the bytes' order
-                exact.putAll(t);
-                map = exact;
+            if (map.put(key, value) == null && iteration != Projector.Iteration.NONE) {
+                if (!beyondUtf16Order && !inUtf16OrderAsInUtf8(key)) {
+                    beyondUtf16Order = true;
+                    sorted = null; // made again in UTF-8 order
+                }
+                changed(key);
             }
-            map.put(key, value);
+        }
+
+        private void changed(String key) {
+            if (sorted == null) return;
+            changed.add(key);
+            if (changed.size() > map.size() + 1024) { // cheaper to make it again when next needed
+                sorted = null;
+                changed.clear();
+            }
         }
 
         /** Whether {@link String#compareTo} orders the key among others as their UTF-8 bytes do: no char from U+D800 up. */
@@ -818,7 +884,9 @@ public final class BatchRebuild {
 
         @Override
         public V delete(String key) {
-            return map.remove(key);
+            V old = map.remove(key);
+            if (old != null && iteration != Projector.Iteration.NONE) changed(key);
+            return old;
         }
 
         @Override
@@ -826,55 +894,64 @@ public final class BatchRebuild {
             return map.get(key);
         }
 
-        private NavigableMap<String, V> sorted(String op) {
-            if (map instanceof NavigableMap<String, V> m) return m;
-            if (iteration == Projector.Iteration.WHOLE && (op.equals("all") || op.equals("reverseAll"))) {
-                TreeMap<String, V> copy = new TreeMap<>(Keys.UTF8_ORDER);
-                copy.putAll(map);
-                return copy;
+        /** The keys in store order, up to date; refuses an iteration the store's declaration does not allow. */
+        private NavigableSet<String> sorted(String op) {
+            boolean whole = op.equals("all") || op.equals("reverseAll");
+            if (iteration == Projector.Iteration.NONE || (iteration == Projector.Iteration.WHOLE && !whole)) {
+                throw new UnsupportedOperationException("store " + name + " is iterated (" + op + ") but declared " + iteration + " in Projector.STORES");
             }
-            throw new UnsupportedOperationException("store " + name + " is iterated (" + op + ") but declared " + iteration + " in Projector.STORES");
+            if (sorted == null) {
+                sorted = new TreeSet<>(beyondUtf16Order ? Keys.UTF8_ORDER : null);
+                sorted.addAll(map.keySet());
+            } else {
+                for (String k : changed) {
+                    if (map.containsKey(k)) sorted.add(k);
+                    else sorted.remove(k);
+                }
+            }
+            changed.clear();
+            return sorted;
         }
 
         @Override
         public KeyValueIterator<String, V> range(String from, String to) {
-            return iterator(between(from, to, "range").entrySet().iterator(), null);
+            return iterator(between(from, to, "range").iterator(), null);
         }
 
         /** Keys from {@code from} to {@code to}, both included; null is unbounded (as {@link KeyValueStore#range}). */
-        private NavigableMap<String, V> between(String from, String to, String op) {
-            NavigableMap<String, V> m = sorted(op);
-            return from == null && to == null ? m : from == null ? m.headMap(to, true)
-                    : to == null ? m.tailMap(from, true) : m.subMap(from, true, to, true);
+        private NavigableSet<String> between(String from, String to, String op) {
+            NavigableSet<String> m = sorted(op);
+            return from == null && to == null ? m : from == null ? m.headSet(to, true)
+                    : to == null ? m.tailSet(from, true) : m.subSet(from, true, to, true);
         }
 
         @Override
         public KeyValueIterator<String, V> all() {
-            return iterator(sorted("all").entrySet().iterator(), null);
+            return iterator(sorted("all").iterator(), null);
         }
 
         @Override
         public <PS extends Serializer<P>, P> KeyValueIterator<String, V> prefixScan(P prefix, PS serializer) {
             String p = new String(serializer.serialize(null, prefix), StandardCharsets.UTF_8);
-            return iterator(sorted("prefixScan").tailMap(p, true).entrySet().iterator(), p);
+            return iterator(sorted("prefixScan").tailSet(p, true).iterator(), p);
         }
 
         @Override
         public KeyValueIterator<String, V> reverseRange(String from, String to) {
-            return iterator(between(from, to, "reverseRange").descendingMap().entrySet().iterator(), null);
+            return iterator(between(from, to, "reverseRange").descendingIterator(), null);
         }
 
         @Override
         public KeyValueIterator<String, V> reverseAll() {
-            return iterator(sorted("reverseAll").descendingMap().entrySet().iterator(), null);
+            return iterator(sorted("reverseAll").descendingIterator(), null);
         }
 
-        private static <V> KeyValueIterator<String, V> iterator(Iterator<Map.Entry<String, V>> source, String prefix) {
+        private KeyValueIterator<String, V> iterator(Iterator<String> keys, String prefix) {
             List<KeyValue<String, V>> copy = new ArrayList<>();
-            while (source.hasNext()) {
-                Map.Entry<String, V> e = source.next();
-                if (prefix != null && !e.getKey().startsWith(prefix)) break;
-                copy.add(KeyValue.pair(e.getKey(), e.getValue()));
+            while (keys.hasNext()) {
+                String k = keys.next();
+                if (prefix != null && !k.startsWith(prefix)) break;
+                copy.add(KeyValue.pair(k, map.get(k)));
             }
             return new KeyValueIterator<>() {
                 private int at;

@@ -50,6 +50,46 @@ class BatchRebuildStoreTest {
         assertThat(scanned).containsExactlyElementsOf(keys);
     }
 
+    /**
+     * Puts, deletes and scans interleaved, as the corpus documents see them (the sorted keys are brought up to date only
+     * at a scan, or made again when more keys changed than the store holds): every scan answers what a sorted map
+     * holding the same entries answers.
+     */
+    @Property(tries = 300)
+    void scansBetweenChangesAnswerAsASortedMap(@ForAll long seed) {
+        java.util.Random rnd = new java.util.Random(seed);
+        BatchRebuild.MapStore<Integer> store = new BatchRebuild.MapStore<>("corpus-docs", Projector.Iteration.RANGES);
+        java.util.TreeMap<String, Integer> expected = new java.util.TreeMap<>(BYTES);
+        String[] prefixes = {"a/", "b/", "a/x/", "\uE000/", "\uD83D\uDE00/"};
+        for (int step = rnd.nextInt(400); step > 0; step--) {
+            String key = prefixes[rnd.nextInt(prefixes.length)] + rnd.nextInt(rnd.nextBoolean() ? 8 : 2000);
+            int op = rnd.nextInt(10);
+            if (op < 5) {
+                store.put(key, step);
+                expected.put(key, step);
+            } else if (op < 7) {
+                assertThat(store.delete(key)).isEqualTo(expected.remove(key));
+            } else if (op < 9) {
+                String p = prefixes[rnd.nextInt(prefixes.length)];
+                List<KeyValue<String, Integer>> scanned = new ArrayList<>();
+                try (KeyValueIterator<String, Integer> it = store.prefixScan(p, new StringSerializer())) {
+                    it.forEachRemaining(scanned::add);
+                }
+                List<KeyValue<String, Integer>> want = new ArrayList<>();
+                expected.tailMap(p, true).entrySet().stream().takeWhile(e -> e.getKey().startsWith(p))
+                        .forEach(e -> want.add(KeyValue.pair(e.getKey(), e.getValue())));
+                assertThat(scanned).containsExactlyElementsOf(want);
+            } else {
+                List<String> all = new ArrayList<>();
+                try (KeyValueIterator<String, Integer> it = store.reverseRange("a/", "b/")) {
+                    it.forEachRemaining(kv -> all.add(kv.key));
+                }
+                assertThat(all).containsExactlyElementsOf(expected.subMap("a/", true, "b/", true).descendingKeySet());
+            }
+        }
+        assertThat(store.approximateNumEntries()).isEqualTo(expected.size());
+    }
+
     @Test
     void aSurrogatePairSortsAfterThePrivateUseAreaAsInUtf8() {
         BatchRebuild.MapStore<String> store = new BatchRebuild.MapStore<>("computer-sessions", Projector.Iteration.RANGES);
