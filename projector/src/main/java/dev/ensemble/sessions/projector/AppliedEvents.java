@@ -13,7 +13,6 @@ import org.apache.kafka.streams.processor.api.ProcessingContext;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashSet;
 
 /**
  * Which events the projector has applied, so that a second delivery of an eventId changes nothing (DESIGN.md §4,
@@ -40,7 +39,7 @@ final class AppliedEvents {
             return byId.get(e.getEventId()) != null;
         }
         RunEventIds ids = byRun.get(Keys.of(e.getAccount(), run));
-        return ids != null && ids.ids.contains(e.getEventId());
+        return ids != null && ids.contains(e.getEventId());
     }
 
     /** Records {@code e}'s eventId as applied. */
@@ -55,7 +54,7 @@ final class AppliedEvents {
         if (ids == null) {
             ids = new RunEventIds();
         }
-        if (ids.ids.add(e.getEventId())) {
+        if (ids.add(e.getEventId())) {
             byRun.put(key, ids);
         }
     }
@@ -75,13 +74,46 @@ final class AppliedEvents {
         return null;
     }
 
-    /** The eventIds applied for one run, in arrival order; stored as UTF-8 text, one id per line. */
+    /**
+     * The eventIds applied for one run, in arrival order, without repeats; stored as UTF-8 text, one id per line. An
+     * array, searched in order while the run has few (a claim, its status reports and engine events: usually under
+     * twenty), with a hash set beside it beyond {@link #INDEXED_FROM}: one entry per run for every run in the log.
+     */
     static final class RunEventIds {
-        final LinkedHashSet<String> ids = new LinkedHashSet<>();
+        static final int INDEXED_FROM = 16;
+        private String[] ids = new String[8];
+        private int size;
+        private java.util.HashSet<String> index;
+
+        boolean contains(String id) {
+            if (index != null) return index.contains(id);
+            for (int i = 0; i < size; i++) {
+                if (ids[i].equals(id)) return true;
+            }
+            return false;
+        }
+
+        /** Adds {@code id} at the end; false when it is held already. */
+        boolean add(String id) {
+            if (contains(id)) return false;
+            if (size == ids.length) ids = java.util.Arrays.copyOf(ids, size * 2);
+            ids[size++] = id;
+            if (index != null) {
+                index.add(id);
+            } else if (size > INDEXED_FROM) {
+                index = new java.util.HashSet<>(java.util.Arrays.asList(ids).subList(0, size));
+            }
+            return true;
+        }
+
+        /** The ids in arrival order. */
+        java.util.List<String> ids() {
+            return java.util.Arrays.asList(ids).subList(0, size);
+        }
 
         /** The store's serde: ids joined by '\n' (an eventId holds no line break: {@code EventJson.Validation}). */
         static final Serde<RunEventIds> SERDE = Serdes.serdeFrom(
-                (Serializer<RunEventIds>) (topic, v) -> v == null ? null : String.join("\n", v.ids).getBytes(StandardCharsets.UTF_8),
+                (Serializer<RunEventIds>) (topic, v) -> v == null ? null : String.join("\n", v.ids()).getBytes(StandardCharsets.UTF_8),
                 (Deserializer<RunEventIds>) (topic, bytes) -> {
                     if (bytes == null) {
                         return null;
@@ -89,7 +121,7 @@ final class AppliedEvents {
                     RunEventIds v = new RunEventIds();
                     String text = new String(bytes, StandardCharsets.UTF_8);
                     if (!text.isEmpty()) {
-                        v.ids.addAll(java.util.Arrays.asList(text.split("\n", -1)));
+                        for (String id : text.split("\n", -1)) v.add(id);
                     }
                     return v;
                 });

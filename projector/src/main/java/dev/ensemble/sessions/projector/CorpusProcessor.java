@@ -88,13 +88,15 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         if (p instanceof RunClaimed rc && rc.getTask() != null) {
             TextAnalysis.CorpusDoc doc = analysis().corpusDoc(ViewMapping.taskKey(rc), ViewMapping.facts(rc.getTask()), List.of(),
                     config.current().limits().corpusFieldChars());
-            claims.put(Keys.of(e.getAccount(), rc.getRunId()), new Claim(rc.getComputerId(), doc).encode());
-            add(Keys.of(e.getAccount(), rc.getComputerId()), doc);
+            String encoded = encode(doc);
+            claims.put(Keys.of(e.getAccount(), rc.getRunId()), Claim.encode(rc.getComputerId(), encoded));
+            add(Keys.of(e.getAccount(), rc.getComputerId()), doc, encoded);
         } else if (p instanceof RunStatusChanged rs && !rs.getFilesChanged().isEmpty()) {
             String stored = claims.get(Keys.of(e.getAccount(), rs.getRunId()));
             if (stored != null) {
                 Claim claim = Claim.decode(stored);
-                add(Keys.of(e.getAccount(), claim.computerId()), analysis().withFiles(claim.doc(), rs.getFilesChanged()));
+                TextAnalysis.CorpusDoc doc = analysis().withFiles(claim.doc(), rs.getFilesChanged());
+                add(Keys.of(e.getAccount(), claim.computerId()), doc, encode(doc));
             }
         }
     }
@@ -114,8 +116,9 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
      * {@code <length of computerId>:<computerId><document>}: a computer id may hold any character.
      */
     record Claim(String computerId, TextAnalysis.CorpusDoc doc) {
-        String encode() {
-            return computerId.length() + ":" + computerId + CorpusProcessor.encode(doc);
+        /** The claim of {@code computerId} whose document is encoded as {@code doc} ({@link CorpusProcessor#encode}). */
+        static String encode(String computerId, String doc) {
+            return computerId.length() + ":" + computerId + doc;
         }
 
         static Claim decode(String s) {
@@ -125,8 +128,8 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         }
     }
 
-    /** Puts {@code doc} into the table {@code account/computer}, replacing the task's older document. */
-    private void add(String table, TextAnalysis.CorpusDoc doc) {
+    /** Puts {@code doc} ({@code encoded} by {@link #encode}) into the table {@code account/computer}, replacing the task's older document. */
+    private void add(String table, TextAnalysis.CorpusDoc doc, String encoded) {
         CorpusStats stats = load(table, config.current().limits().corpusTasks());
         String taskKey = doc.taskId();
         Long old = index.get(table + Keys.SEPARATOR + taskKey);
@@ -134,7 +137,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
             docs.delete(docKey(table, old));
         }
         long seq = nextSeq.merge(table, 1L, Long::sum);
-        docs.put(docKey(table, seq), encode(doc));
+        docs.put(docKey(table, seq), encoded);
         index.put(table + Keys.SEPARATOR + taskKey, seq);
         String gone = stats.add(doc);
         if (gone != null) {

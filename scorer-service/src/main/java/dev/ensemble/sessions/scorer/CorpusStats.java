@@ -32,11 +32,22 @@ public final class CorpusStats {
     private final int capacity;
     /** The window by task id, oldest first: a task added again moves to the end, in constant time. */
     private final LinkedHashMap<String, Entry> window = new LinkedHashMap<>();
-    private final Map<String, int[]> termDf = new HashMap<>();
+    private final Map<String, Df> termDf = new HashMap<>();
     private int[] dfById = new int[1024];
-    private final Map<String, int[]> anchorDf = new HashMap<>();
+    private final Map<String, Df> anchorDf = new HashMap<>();
 
+    /** A task in the window: its terms and anchors sorted, each the table's one instance of that string. */
     private record Entry(String taskId, String[] terms, String[] anchors) {
+    }
+
+    /** A document frequency, and the table's one instance of its term or anchor (held by every entry that has it). */
+    private static final class Df {
+        final String key;
+        int n;
+
+        Df(String key) {
+            this.key = key;
+        }
     }
 
     /**
@@ -73,14 +84,14 @@ public final class CorpusStats {
 
     /** Tasks in the window that have {@code term} (a stem, or a phrase "a b"). */
     public int termDf(String term) {
-        int[] c = termDf.get(term);
-        return c == null ? 0 : c[0];
+        Df c = termDf.get(term);
+        return c == null ? 0 : c.n;
     }
 
     /** Tasks in the window that name {@code anchorKey} (see {@link Anchors}). */
     public int anchorDf(String anchorKey) {
-        int[] c = anchorDf.get(anchorKey);
-        return c == null ? 0 : c[0];
+        Df c = anchorDf.get(anchorKey);
+        return c == null ? 0 : c.n;
     }
 
     /** ln((N+1)/(df+1)) for a term: about 0 for a term in nearly every task (guide §4 "topic"). */
@@ -118,14 +129,9 @@ public final class CorpusStats {
         if (old != null) {
             subtract(old);
         }
-        Entry e = new Entry(doc.taskId(), doc.terms().stream().sorted().toArray(String[]::new),
-                doc.anchors().stream().sorted().toArray(String[]::new));
+        Entry e = new Entry(doc.taskId(), counted(termDf, doc.terms()), counted(anchorDf, doc.anchors()));
         window.put(e.taskId(), e);
-        for (String t : e.terms()) {
-            termDf.computeIfAbsent(t, k -> new int[1])[0]++;
-            bump(t, 1);
-        }
-        for (String a : e.anchors()) anchorDf.computeIfAbsent(a, k -> new int[1])[0]++;
+        for (String t : e.terms()) bump(t, 1);
         if (window.size() > capacity) {
             Iterator<Entry> oldest = window.values().iterator();
             Entry gone = oldest.next();
@@ -144,9 +150,21 @@ public final class CorpusStats {
         for (String a : e.anchors()) dec(anchorDf, a);
     }
 
-    private static void dec(Map<String, int[]> m, String k) {
-        int[] c = m.get(k);
-        if (c != null && --c[0] <= 0) m.remove(k);
+    /** The keys sorted, each counted once more in {@code df} and replaced by the table's instance of it. */
+    private static String[] counted(Map<String, Df> df, java.util.Collection<String> keys) {
+        String[] out = keys.toArray(new String[0]);
+        Arrays.sort(out);
+        for (int i = 0; i < out.length; i++) {
+            Df c = df.computeIfAbsent(out[i], Df::new);
+            c.n++;
+            out[i] = c.key;
+        }
+        return out;
+    }
+
+    private static void dec(Map<String, Df> m, String k) {
+        Df c = m.get(k);
+        if (c != null && --c.n <= 0) m.remove(k);
     }
 
     /** The task ids in the window, oldest first. */
@@ -165,7 +183,8 @@ public final class CorpusStats {
         dict.addAll(anchorDf.keySet());
         Map<String, Integer> index = new HashMap<>();
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(new DeflaterOutputStream(bytes))) {
+        // buffered: the deflater is called per write, and the body is mostly single-byte varints
+        try (DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(new DeflaterOutputStream(bytes), 1 << 16))) {
             out.writeInt(MAGIC);
             writeNullable(out, account);
             writeNullable(out, computerId);
@@ -192,7 +211,7 @@ public final class CorpusStats {
 
     /** The table written by {@link #toBytes}; IllegalArgumentException for bytes of another form. */
     public static CorpusStats fromBytes(byte[] data) {
-        try (DataInputStream in = new DataInputStream(new InflaterInputStream(new ByteArrayInputStream(data)))) {
+        try (DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(new InflaterInputStream(new ByteArrayInputStream(data)), 1 << 16))) {
             if (in.readInt() != MAGIC) throw new IllegalArgumentException("not a CorpusStats form");
             String account = readNullable(in);
             String computer = readNullable(in);
