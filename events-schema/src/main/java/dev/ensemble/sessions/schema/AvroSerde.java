@@ -2,8 +2,12 @@ package dev.ensemble.sessions.schema;
 
 import org.apache.avro.AvroRuntimeException;
 import org.apache.avro.Schema;
-import org.apache.avro.message.BinaryMessageDecoder;
-import org.apache.avro.message.BinaryMessageEncoder;
+import org.apache.avro.io.BinaryDecoder;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DatumReader;
+import org.apache.avro.io.DatumWriter;
+import org.apache.avro.io.DecoderFactory;
+import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.errors.SerializationException;
@@ -11,32 +15,55 @@ import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serializer;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The one Kafka serde of every Avro record: Avro single-object encoding (marker {@code C3 01}, the writer
  * schema's 64-bit CRC-64-AVRO fingerprint, then the binary body). Decoding resolves the writer schema among
  * the current one and every version shipped in {@link SchemaHistory}, and reads it into the current class.
- * A deployment with a schema registry swaps this one class.
+ * A deployment with a schema registry swaps this one class. The body is written and read with Avro's buffered binary
+ * encoder and decoder over the bytes themselves (Avro's message classes go through a stream a byte at a time); the
+ * bytes are the same.
  *
  * <p>Errors: bytes that are not single-object encoded, or whose fingerprint is of no known version, raise
  * {@link SerializationException} with the reason; Kafka Streams then sends the record to the dead-letter
  * topic.
  */
 public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
-    private final Class<T> type;
-    private final BinaryMessageEncoder<T> encoder;
-    private final BinaryMessageDecoder<T> decoder;
+    /** The single-object encoding's marker, before the 8-byte little-endian fingerprint. */
+    private static final byte MARKER_0 = (byte) 0xC3;
+    private static final byte MARKER_1 = (byte) 0x01;
+    private static final int HEADER_BYTES = 10;
+    /** A thread's encoding buffer is kept for its next encoding up to this size. */
+    private static final int KEPT_BUFFER_BYTES = 1 << 20;
+    private static final ThreadLocal<BinaryDecoder> DECODER = new ThreadLocal<>();
+    private static final ThreadLocal<BinaryEncoder> ENCODER = new ThreadLocal<>();
+    private static final ThreadLocal<Buffer> BUFFER = ThreadLocal.withInitial(Buffer::new);
 
+    private final Class<T> type;
+    private final SpecificData model;
+    private final Schema current;
+    private final byte[] header;
+    private final DatumWriter<T> writer;
+    /** Readers into the current class by the writer schema's fingerprint. */
+    private final Map<Long, DatumReader<T>> readers = new ConcurrentHashMap<>();
+
+    @SuppressWarnings("unchecked")
     private AvroSerde(Class<T> type) {
         this.type = type;
-        SpecificData model = SpecificData.getForClass(type);
-        Schema current = model.getSchema(type);
-        this.encoder = new BinaryMessageEncoder<>(model, current);
-        this.decoder = new BinaryMessageDecoder<>(model, current);
+        this.model = SpecificData.getForClass(type);
+        this.current = model.getSchema(type);
+        this.header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN)
+                .put(MARKER_0).put(MARKER_1).putLong(SchemaHistory.fingerprint(current)).array();
+        this.writer = (DatumWriter<T>) model.createDatumWriter(current);
+        withWriterSchema(current);
         for (Schema old : SchemaHistory.versionsOf(current.getFullName())) {
-            decoder.addSchema(old);
+            withWriterSchema(old);
         }
     }
 
@@ -46,8 +73,9 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
     }
 
     /** Makes a writer schema known to this serde's decoder (for a version newer than the shipped ones). */
+    @SuppressWarnings("unchecked")
     public AvroSerde<T> withWriterSchema(Schema writer) {
-        decoder.addSchema(writer);
+        readers.putIfAbsent(SchemaHistory.fingerprint(writer), (DatumReader<T>) model.createDatumReader(writer, current));
         return this;
     }
 
@@ -56,13 +84,19 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         if (value == null) {
             return null;
         }
+        Buffer out = BUFFER.get();
+        out.reset();
         try {
-            ByteBuffer buf = encoder.encode(value);
-            byte[] out = new byte[buf.remaining()];
-            buf.get(out);
-            return out;
+            out.write(header);
+            BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(out, ENCODER.get());
+            ENCODER.set(encoder);
+            writer.write(value, encoder);
+            encoder.flush();
+            return out.toByteArray();
         } catch (IOException | AvroRuntimeException e) {
             throw new SerializationException("cannot encode " + type.getSimpleName() + ": " + e.getMessage(), e);
+        } finally {
+            if (out.capacity() > KEPT_BUFFER_BYTES) BUFFER.remove();
         }
     }
 
@@ -72,10 +106,31 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
             return null;
         }
         try {
-            return decoder.decode(bytes);
+            if (bytes.length < HEADER_BYTES || bytes[0] != MARKER_0 || bytes[1] != MARKER_1) {
+                throw new IOException("not Avro single-object encoded (no C3 01 marker and fingerprint)");
+            }
+            long fingerprint = ByteBuffer.wrap(bytes, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+            DatumReader<T> reader = readers.get(fingerprint);
+            if (reader == null) {
+                throw new IOException("no known schema of " + current.getFullName() + " has the fingerprint " + Long.toHexString(fingerprint));
+            }
+            BinaryDecoder decoder = DecoderFactory.get().binaryDecoder(bytes, HEADER_BYTES, bytes.length - HEADER_BYTES, DECODER.get());
+            DECODER.set(decoder);
+            return reader.read(null, decoder);
         } catch (IOException | RuntimeException e) {
             throw new SerializationException("cannot decode " + type.getSimpleName() + " (" + bytes.length
                     + " bytes): " + e.getMessage(), e);
+        }
+    }
+
+    /** A byte stream whose buffer is reused by the thread's next encoding. */
+    private static final class Buffer extends ByteArrayOutputStream {
+        Buffer() {
+            super(512);
+        }
+
+        int capacity() {
+            return buf.length;
         }
     }
 

@@ -119,6 +119,38 @@ class SchemaEvolutionTest {
         }
     }
 
+    /**
+     * The serde writes the bytes Avro's own single-object encoder writes, and reads what it writes, for every event
+     * type (other services decode the log with Avro's message classes, docs/events.md).
+     */
+    @Test
+    void encodesAsAvrosSingleObjectEncoderAndReadsItsBytes() throws Exception {
+        AvroSerde<Event> serde = AvroSerde.of(Event.class);
+        BinaryMessageEncoder<Event> avro = new BinaryMessageEncoder<>(org.apache.avro.specific.SpecificData.getForClass(Event.class), Event.getClassSchema());
+        for (Event e : Samples.all()) {
+            ByteBuffer theirs = avro.encode(e);
+            byte[] expected = new byte[theirs.remaining()];
+            theirs.get(expected);
+            assertThat(serde.encode(e)).as("%s", e.getEventId()).isEqualTo(expected);
+            assertThat(serde.decode(expected)).isEqualTo(e);
+            assertThat(Event.getDecoder().decode(serde.encode(e))).isEqualTo(e);
+        }
+    }
+
+    @Test
+    void aTruncatedBodyOrAnUnknownFingerprintIsASerializationErrorWithTheReason() {
+        AvroSerde<Event> serde = AvroSerde.of(Event.class);
+        byte[] whole = serde.encode(Samples.all().get(0));
+        assertThatThrownBy(() -> serde.decode(java.util.Arrays.copyOf(whole, whole.length - 5)))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageContaining("cannot decode Event (" + (whole.length - 5) + " bytes)");
+        byte[] other = whole.clone();
+        other[5] ^= 0x55;
+        assertThatThrownBy(() -> serde.decode(other))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageContaining("fingerprint");
+    }
+
     @Test
     void garbageIsASerializationErrorWithTheReason() {
         AvroSerde<Event> serde = AvroSerde.of(Event.class);
