@@ -75,40 +75,95 @@ final class AppliedEvents {
     }
 
     /**
-     * The eventIds applied for one run, in arrival order, without repeats; stored as UTF-8 text, one id per line. An
-     * array, searched in order while the run has few (a claim, its status reports and engine events: usually under
-     * twenty), with a hash set beside it beyond {@link #INDEXED_FROM}: one entry per run for every run in the log.
+     * The eventIds applied for one run, in arrival order, without repeats; stored as UTF-8 text, one id per line. Held
+     * compactly, since there is one for every run in the log: an id in the canonical UUID form (lowercase, as
+     * {@link java.util.UUID#toString} writes it, and as every producer of the log makes them) as its two longs, any
+     * other as its string; searched in order while the run has few (a claim, its status reports and engine events:
+     * usually under twenty), with a hash set of the ids beside them beyond {@link #INDEXED_FROM}.
      */
     static final class RunEventIds {
         static final int INDEXED_FROM = 16;
-        private String[] ids = new String[8];
+        /** Per id: its UUID's two longs (when {@code other[i]} is null), or the id itself in {@code other[i]}. */
+        private long[] bits = new long[16];
+        private String[] other;
         private int size;
         private java.util.HashSet<String> index;
 
         boolean contains(String id) {
             if (index != null) return index.contains(id);
+            long[] uuid = new long[2];
+            return holds(id, parseUuid(id, uuid), uuid);
+        }
+
+        private boolean holds(String id, boolean isUuid, long[] uuid) {
             for (int i = 0; i < size; i++) {
-                if (ids[i].equals(id)) return true;
+                String o = other == null ? null : other[i];
+                if (o == null ? isUuid && bits[2 * i] == uuid[0] && bits[2 * i + 1] == uuid[1] : o.equals(id)) return true;
             }
             return false;
         }
 
         /** Adds {@code id} at the end; false when it is held already. */
         boolean add(String id) {
-            if (contains(id)) return false;
-            if (size == ids.length) ids = java.util.Arrays.copyOf(ids, size * 2);
-            ids[size++] = id;
+            long[] uuid = new long[2];
+            boolean isUuid = parseUuid(id, uuid);
+            if (index != null ? index.contains(id) : holds(id, isUuid, uuid)) return false;
+            if (2 * size == bits.length) {
+                bits = java.util.Arrays.copyOf(bits, bits.length * 2);
+                if (other != null) other = java.util.Arrays.copyOf(other, bits.length / 2);
+            }
+            if (isUuid) {
+                bits[2 * size] = uuid[0];
+                bits[2 * size + 1] = uuid[1];
+            } else {
+                if (other == null) other = new String[bits.length / 2];
+                other[size] = id;
+            }
+            size++;
             if (index != null) {
                 index.add(id);
             } else if (size > INDEXED_FROM) {
-                index = new java.util.HashSet<>(java.util.Arrays.asList(ids).subList(0, size));
+                index = new java.util.HashSet<>(ids());
             }
             return true;
         }
 
         /** The ids in arrival order. */
         java.util.List<String> ids() {
-            return java.util.Arrays.asList(ids).subList(0, size);
+            java.util.List<String> out = new java.util.ArrayList<>(size);
+            for (int i = 0; i < size; i++) {
+                String o = other == null ? null : other[i];
+                out.add(o != null ? o : new java.util.UUID(bits[2 * i], bits[2 * i + 1]).toString());
+            }
+            return out;
+        }
+
+        /** Whether {@code id} is a UUID as {@link java.util.UUID#toString} writes it: 8-4-4-4-12 lowercase hex digits. */
+        static boolean isUuid(String id) {
+            return parseUuid(id, new long[2]);
+        }
+
+        /**
+         * Reads a UUID as {@link java.util.UUID#toString} writes it (8-4-4-4-12 lowercase hex digits) into its two longs;
+         * false, and {@code out} unspecified, for any other string.
+         */
+        private static boolean parseUuid(String id, long[] out) {
+            if (id.length() != 36) return false;
+            long hi = 0, lo = 0;
+            for (int i = 0; i < 36; i++) {
+                char c = id.charAt(i);
+                if (i == 8 || i == 13 || i == 18 || i == 23) {
+                    if (c != '-') return false;
+                    continue;
+                }
+                int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+                if (d < 0) return false;
+                if (i < 18) hi = hi << 4 | d;
+                else lo = lo << 4 | d;
+            }
+            out[0] = hi;
+            out[1] = lo;
+            return true;
         }
 
         /** The store's serde: ids joined by '\n' (an eventId holds no line break: {@code EventJson.Validation}). */
