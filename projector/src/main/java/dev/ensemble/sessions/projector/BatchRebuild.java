@@ -566,11 +566,11 @@ public final class BatchRebuild {
             } catch (Failed f) {
                 throw f;
             } catch (RuntimeException e) {
-                if (current == null) throw new Failed("batch rebuild: processor " + node + " failed in a publication", e);
+                if (current == null) throw new Failed("batch rebuild: processor " + node.name + " failed in a publication", e);
                 if (!causedBy(e, InvalidEventException.class)) {
                     // not the record's fault: the projector retries it after restoring its stores; the handler is not
                     // asked, since it would remember the record as failed once and dead-letter it in that replay
-                    throw new Failed("batch rebuild: processor " + node + " failed on " + tp + "@" + current.offset()
+                    throw new Failed("batch rebuild: processor " + node.name + " failed on " + tp + "@" + current.offset()
                             + " for a reason other than the record", e);
                 }
                 ProcessingExceptionHandler.Response response = processingHandler.handleError(errorContext(node.name), record, e);
