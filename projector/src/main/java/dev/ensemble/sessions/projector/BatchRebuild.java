@@ -262,6 +262,9 @@ public final class BatchRebuild {
     /** Runs after everything is sent, before the commit (tests: a kill there). */
     static volatile Runnable beforeCommit = () -> { };
 
+    /** Gets the projector's processor suppliers by node name and gives the ones the batch runs (tests: a processor with a bug). */
+    static volatile java.util.function.UnaryOperator<Map<String, ProcessorSupplier<?, ?, ?, ?>>> processorSuppliers = p -> p;
+
     /**
      * Aborts the transaction of a batch rebuild killed before its commit, if one is open: until then its records hold
      * back the last stable offset of every partition it wrote to ({@code sessions.events} among them), and
@@ -394,8 +397,8 @@ public final class BatchRebuild {
             Map<String, Integer> sinkPartitions = new HashMap<>();
             Map<String, Topic<?, ?>> byName = new HashMap<>();
             for (Topic<?, ?> t : TopicAdmin.all()) byName.put(t.name(), t);
-            Map<String, ProcessorSupplier<?, ?, ?, ?>> processors =
-                    Projector.processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn));
+            Map<String, ProcessorSupplier<?, ?, ?, ?>> processors = processorSuppliers.apply(
+                    Projector.processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn)));
             for (TopologyDescription.Subtopology sub : Projector.buildTopology(processors, true).describe().subtopologies()) {
                 for (TopologyDescription.Node n : sub.nodes()) {
                     successors.put(n.name(), n.successors().stream().map(TopologyDescription.Node::name).toList());

@@ -142,6 +142,59 @@ class BatchRebuildTest {
         }
     }
 
+    /**
+     * A processor that throws on a record for a reason other than the record (a bug) stops the batch: it names the
+     * processor and the record, asks no dead-letter handler (the projector's replay, the fallback, would then
+     * dead-letter a good event), and commits nothing.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void aProcessorWithABugStopsTheBatchNamingItAndNothingIsCommitted(@TempDir Path state) throws Exception {
+        try (KafkaTestCluster cluster = KafkaTestCluster.start(); Admin admin = cluster.admin()) {
+            String bootstrap = cluster.bootstrapServers();
+            TopicAdmin.ensureTopics(admin, 2, (short) 1);
+            ProjectorRebuildTest.send(bootstrap, ProjectorRebuildTest.randomHistory(new Random(7), 600));
+            long deadLetters = count(bootstrap, dev.ensemble.sessions.schema.Topics.DEAD_LETTER.name());
+            ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+            BatchRebuild.processorSuppliers = suppliers -> {
+                Map<String, org.apache.kafka.streams.processor.api.ProcessorSupplier<?, ?, ?, ?>> out = new java.util.HashMap<>(suppliers);
+                var real = (org.apache.kafka.streams.processor.api.ProcessorSupplier<Object, Object, Object, Object>) suppliers.get(DeletionProcessor.CHAINS);
+                out.put(DeletionProcessor.CHAINS, () -> new org.apache.kafka.streams.processor.api.Processor<Object, Object, Object, Object>() {
+                    private final org.apache.kafka.streams.processor.api.Processor<Object, Object, Object, Object> chains = real.get();
+                    private int seen;
+
+                    @Override
+                    public void init(org.apache.kafka.streams.processor.api.ProcessorContext<Object, Object> context) {
+                        chains.init(context);
+                    }
+
+                    @Override
+                    public void process(org.apache.kafka.streams.processor.api.Record<Object, Object> record) {
+                        if (++seen == 50) throw new IllegalStateException("a bug in the chains");
+                        chains.process(record);
+                    }
+                });
+                return out;
+            };
+            try {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> BatchRebuild.run(bootstrap, state, 1, RetirementRules.Config.defaults(), n -> { }))
+                        .isInstanceOf(BatchRebuild.Failed.class)
+                        .hasMessageContaining("processor " + DeletionProcessor.CHAINS + " failed on sessions.events-")
+                        .hasMessageContaining("for a reason other than the record")
+                        .hasRootCauseMessage("a bug in the chains");
+            } finally {
+                BatchRebuild.processorSuppliers = p -> p;
+            }
+            assertThat(latest(bootstrap, Map.of())).as("no view committed").isEmpty();
+            assertThat(count(bootstrap, dev.ensemble.sessions.schema.Topics.DEAD_LETTER.name())).as("nothing dead-lettered").isEqualTo(deadLetters);
+            java.util.Set<String> topics = admin.listTopics().names().get();
+            for (Projector.StoreSpec spec : Projector.STORES) {
+                String changelog = BatchRebuild.changelog(spec.name());
+                if (topics.contains(changelog)) assertThat(count(bootstrap, changelog)).as("%s: nothing readable", changelog).isZero();
+            }
+        }
+    }
+
     @Test
     void resetWaitsForTheProjectorsGroupToEmptyAndRefusesWhileAMemberStays(@TempDir Path state) throws Exception {
         try (KafkaTestCluster cluster = KafkaTestCluster.start(); Admin admin = cluster.admin()) {
