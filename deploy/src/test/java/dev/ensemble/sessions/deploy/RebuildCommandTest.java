@@ -1,7 +1,9 @@
 package dev.ensemble.sessions.deploy;
 
+import dev.ensemble.sessions.projector.BatchRebuild;
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
+import dev.ensemble.sessions.projector.RetirementRules;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.clients.admin.Admin;
@@ -11,6 +13,10 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
+import org.apache.kafka.streams.processor.api.Record;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -75,6 +81,72 @@ class RebuildCommandTest {
                 assertThat(differ).as("after rebuild " + args + ": " + differ.size() + " of " + live.size() + " differ; first: "
                         + (differ.isEmpty() ? "" : json(live.get(differ.get(0))) + " rebuilt " + json(rebuilt.get(differ.get(0))))).isEmpty();
             }
+        }
+    }
+
+    /**
+     * When the batch stops on a failure that is not its record's (here a processor with a bug on the 20th record), the
+     * rebuild says so and replays with the projector instead, and still gives the live session views back.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void aBatchThatStopsFallsBackToTheProjectorAndGivesTheLiveViewsBack(@TempDir Path dir) throws Exception {
+        DataDir data = new DataDir(dir.resolve("data"));
+        data.createPrivate();
+        try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
+            kafka.waitUntilReady(Duration.ofSeconds(60));
+            String bootstrap = kafka.bootstrapServers();
+            Bench.appendOnly(bootstrap, new Bench.Settings(800, 20, 2, Map.of(), 0), new PrintStream(new ByteArrayOutputStream()));
+            try (Projector p = new Projector(bootstrap, data.state("projector"), 1, Map.of("commit.interval.ms", 100));
+                 Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+                p.start();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+            }
+            Map<String, SessionView> live = sessionViews(bootstrap, Map.of());
+            assertThat(live).hasSizeGreaterThan(10);
+            Map<TopicPartition, Long> before = ends(bootstrap);
+
+            BatchRebuild.processorSuppliers = suppliers -> {
+                Map<String, ProcessorSupplier<?, ?, ?, ?>> out = new HashMap<>(suppliers);
+                var real = (ProcessorSupplier<Object, Object, Object, Object>) suppliers.get("session-chains");
+                out.put("session-chains", () -> new Processor<Object, Object, Object, Object>() {
+                    private final Processor<Object, Object, Object, Object> chains = real.get();
+                    private int seen;
+
+                    @Override
+                    public void init(ProcessorContext<Object, Object> context) {
+                        chains.init(context);
+                    }
+
+                    @Override
+                    public void process(Record<Object, Object> record) {
+                        if (++seen == 20) throw new IllegalStateException("a bug in the chains");
+                        chains.process(record);
+                    }
+                });
+                return out;
+            };
+            PrintStream stderr = System.err;
+            ByteArrayOutputStream said = new ByteArrayOutputStream();
+            RebuildCommand.Result r;
+            try {
+                System.setErr(new PrintStream(said, true, StandardCharsets.UTF_8));
+                r = RebuildCommand.rebuild(bootstrap, data.state("projector"), 1, Map.of("commit.interval.ms", 100),
+                        RetirementRules.Config.defaults(), false, true);
+            } finally {
+                System.setErr(stderr);
+                BatchRebuild.processorSuppliers = p -> p;
+            }
+            assertThat(r.how()).isEqualTo("streams");
+            assertThat(said.toString(StandardCharsets.UTF_8))
+                    .contains("The batch replay stopped (batch rebuild: processor session-chains failed on sessions.events-")
+                    .contains("a bug in the chains")
+                    .contains("replaying with the projector instead");
+            Map<String, SessionView> rebuilt = sessionViews(bootstrap, before);
+            assertThat(rebuilt.keySet()).isEqualTo(live.keySet());
+            assertThat(live.keySet().stream().filter(k -> !tree(live.get(k)).equals(tree(rebuilt.get(k)))).toList())
+                    .as("sessions whose view differs after the fallback").isEmpty();
         }
     }
 

@@ -262,8 +262,11 @@ public final class BatchRebuild {
     /** Runs after everything is sent, before the commit (tests: a kill there). */
     static volatile Runnable beforeCommit = () -> { };
 
-    /** Gets the projector's processor suppliers by node name and gives the ones the batch runs (tests: a processor with a bug). */
-    static volatile java.util.function.UnaryOperator<Map<String, ProcessorSupplier<?, ?, ?, ?>>> processorSuppliers = p -> p;
+    /**
+     * Gets the projector's processor suppliers by node name and gives the ones the batch runs. A seam for tests (a
+     * processor with a bug, to see the batch stop and what a caller does then); nothing in the product sets it.
+     */
+    public static volatile java.util.function.UnaryOperator<Map<String, ProcessorSupplier<?, ?, ?, ?>>> processorSuppliers = p -> p;
 
     /**
      * Aborts the transaction of a batch rebuild killed before its commit, if one is open: until then its records hold
