@@ -486,7 +486,8 @@ public final class BatchRebuild {
                 ProcessorSupplier<?, ?, ?, ?> supplier = graph.processors().get(name);
                 nodes.put(name, new Node(name, supplier == null ? null : (Processor<Object, Object, Object, Object>) supplier.get(), sink,
                         sink == null ? null : (Serializer<Object>) sink.keySerde().serializer(),
-                        sink == null ? null : (Serializer<Object>) sink.valueSerde().serializer()));
+                        sink == null ? null : (Serializer<Object>) sink.valueSerde().serializer(),
+                        sink == null ? 0 : graph.sinkPartitions().get(sink.name())));
             }
             for (Node n : nodes.values()) n.children = graph.successors().get(n.name).stream().map(nodes::get).toArray(Node[]::new);
             for (Node n : nodes.values()) {
@@ -604,11 +605,13 @@ public final class BatchRebuild {
             String key = (String) record.key();
             byte[] k = node.keySerializer.serialize(topic.name(), record.key());
             byte[] v = node.valueSerializer.serialize(topic.name(), record.value());
-            int partition = partitioner.partitions(topic.name(), key, record.value(), graph.sinkPartitions().get(topic.name()))
-                    .orElseThrow().iterator().next();
+            int partition = partitioner.partitions(topic.name(), key, record.value(), node.sinkPartitions).orElseThrow().iterator().next();
             ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(topic.name(), partition, record.timestamp(), k, v, record.headers());
             if (topic.compacted()) {
-                views.put(topic.name() + "\n" + key, new View(out, record.value(), topic.valueSerde() instanceof AvroSerde<?>));
+                // a view the final publication wrote (no record is processed after it, so its value changes no more)
+                // may lend its bytes to the store entry holding the same value
+                boolean lends = current == null && topic.valueSerde() instanceof AvroSerde<?>;
+                views.put(topic.name() + "\n" + key, new View(out, lends ? record.value() : null));
             } else {
                 appends.add(out);
                 decisions++;
@@ -641,15 +644,15 @@ public final class BatchRebuild {
         }
 
         /**
-         * The Avro encoding of each published view's value, by the value's identity: a store entry holding the very
-         * object a view published (a session's chain, its retirement view, an audit record), stored with the same
-         * single-object encoding, is written to its changelog with these bytes instead of being encoded again. The final
-         * publication runs after every record, so no such object changes after it was published.
+         * The Avro encoding of each view the final publication wrote, by its value's identity: a store entry holding the
+         * very object (a session's chain, its retirement view), stored with the same single-object encoding, is written to
+         * its changelog with these bytes instead of being encoded again. No record is processed after the final
+         * publication, so none of these objects changed after its view was encoded.
          */
         Map<Object, byte[]> encodedViews() {
             Map<Object, byte[]> out = new java.util.IdentityHashMap<>(views.size() * 2);
             for (View v : views.values()) {
-                if (v.avro() && v.value() != null) out.put(v.value(), v.record().value());
+                if (v.lent() != null) out.put(v.lent(), v.record().value());
             }
             return out;
         }
@@ -779,20 +782,26 @@ public final class BatchRebuild {
         final Topic<?, ?> sink;
         final Serializer<Object> keySerializer;
         final Serializer<Object> valueSerializer;
+        /** The sink topic's partitions. */
+        final int sinkPartitions;
         Node[] children;
 
         Node(String name, Processor<Object, Object, Object, Object> processor, Topic<?, ?> sink, Serializer<Object> keySerializer,
-             Serializer<Object> valueSerializer) {
+             Serializer<Object> valueSerializer, int sinkPartitions) {
             this.name = name;
             this.processor = processor;
             this.sink = sink;
             this.keySerializer = keySerializer;
             this.valueSerializer = valueSerializer;
+            this.sinkPartitions = sinkPartitions;
         }
     }
 
-    /** A view record to write, the value it encodes, and whether its topic's values are Avro single-object encoded. */
-    record View(ProducerRecord<byte[], byte[]> record, Object value, boolean avro) {
+    /**
+     * A view record to write, and the value it encodes when that value may lend these bytes to a store entry holding it
+     * (written by the final publication to a topic of Avro single-object encoded values; else null).
+     */
+    record View(ProducerRecord<byte[], byte[]> record, Object lent) {
     }
 
     private static final class Punctuation {
