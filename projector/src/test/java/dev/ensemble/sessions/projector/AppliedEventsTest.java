@@ -46,7 +46,7 @@ class AppliedEventsTest {
         };
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void onlyTheCanonicalUuidFormIsHeldAsNumbers() {
         assertThat(AppliedEvents.RunEventIds.isUuid("0b4f3c1e-2a51-4c3e-9d5f-000000000001")).isTrue();
         assertThat(AppliedEvents.RunEventIds.isUuid("0B4F3C1E-2A51-4C3E-9D5F-000000000001")).isFalse();
