@@ -200,32 +200,51 @@ public final class EventJson {
 
         /** Throws {@link InvalidEventException} when an id field of the event is blank, or its eventId holds a line break. */
         public static void check(Event e) {
-            String type = EventTypes.typeOf(e);
-            blank(e, type, "eventId", e.getEventId());
-            if (e.getEventId().indexOf('\n') >= 0 || e.getEventId().indexOf('\r') >= 0) {
-                throw new InvalidEventException(e.getEventId(), type, "eventId", "must not contain a line break");
+            String id = e.getEventId();
+            blank(e, "eventId", id);
+            if (id.indexOf('\n') >= 0 || id.indexOf('\r') >= 0) {
+                throw new InvalidEventException(id, EventTypes.typeOf(e), "eventId", "must not contain a line break");
             }
-            blank(e, type, "account", e.getAccount());
-            blank(e, type, "space", e.getSpace());
-            blank(e, type, "source", e.getSource());
-            if (e.getAccount() != null && e.getAccount().indexOf(Keys.SEPARATOR) >= 0) {
-                throw new InvalidEventException(e.getEventId(), type, "account", "must not contain '" + Keys.SEPARATOR + "'");
+            blank(e, "account", e.getAccount());
+            blank(e, "space", e.getSpace());
+            blank(e, "source", e.getSource());
+            if (e.getAccount().indexOf(Keys.SEPARATOR) >= 0) {
+                throw new InvalidEventException(id, EventTypes.typeOf(e), "account", "must not contain '" + Keys.SEPARATOR + "'");
             }
             Object p = e.getPayload();
             if (p instanceof IndexedRecord r) {
-                for (Schema.Field f : r.getSchema().getFields()) {
-                    String n = f.name();
-                    if ((n.endsWith("Id") || n.equals("agent")) && f.schema().getType() == Schema.Type.STRING) {
-                        blank(e, type, "payload." + n, (CharSequence) r.get(f.pos()));
+                Schema.Field[] ids = r instanceof org.apache.avro.specific.SpecificRecord ? ID_FIELDS.get(r.getClass()) : idFields(r.getSchema());
+                for (Schema.Field f : ids) {
+                    if (isBlank((CharSequence) r.get(f.pos()))) {
+                        throw new InvalidEventException(id, EventTypes.typeOf(e), "payload." + f.name(), "must not be blank");
                     }
                 }
             }
         }
 
-        private static void blank(Event e, String type, String field, CharSequence v) {
-            if (v == null || v.toString().isBlank()) {
-                throw new InvalidEventException(e.getEventId(), type, field, "must not be blank");
+        /** The string fields of a payload schema that are ids: named {@code *Id}, and {@code agent}. */
+        private static Schema.Field[] idFields(Schema payload) {
+            return payload.getFields().stream()
+                    .filter(f -> (f.name().endsWith("Id") || f.name().equals("agent")) && f.schema().getType() == Schema.Type.STRING)
+                    .toArray(Schema.Field[]::new);
+        }
+
+        /** {@link #idFields} of each generated payload class, found once per class (every event is checked). */
+        private static final ClassValue<Schema.Field[]> ID_FIELDS = new ClassValue<>() {
+            @Override
+            protected Schema.Field[] computeValue(Class<?> type) {
+                return idFields(SpecificData.get().getSchema(type));
             }
+        };
+
+        private static void blank(Event e, String field, CharSequence v) {
+            if (isBlank(v)) {
+                throw new InvalidEventException(e.getEventId(), EventTypes.typeOf(e), field, "must not be blank");
+            }
+        }
+
+        private static boolean isBlank(CharSequence v) {
+            return v == null || (v instanceof String s ? s.isBlank() : v.toString().isBlank());
         }
     }
 

@@ -30,9 +30,17 @@ public final class EventTypes {
         return BY_NAME.get(type);
     }
 
-    /** The type name of an event: the simple class name of its payload. */
+    /** The type name of an event: the simple class name of its payload; null when it has none. */
     public static String typeOf(Event event) {
         Object p = event.getPayload();
-        return p == null ? null : p.getClass().getSimpleName();
+        return p == null ? null : SIMPLE_NAMES.get(p.getClass());
     }
+
+    /** A class's simple name, looked up once per class (every event processed asks for its type). */
+    private static final ClassValue<String> SIMPLE_NAMES = new ClassValue<>() {
+        @Override
+        protected String computeValue(Class<?> type) {
+            return type.getSimpleName();
+        }
+    };
 }

@@ -113,6 +113,12 @@ class ContractJsonTest {
         String twoLines = "{\"eventId\":\"e6\\nx\",\"type\":\"RunStatusChanged\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
                 + "\"payload\":{\"runId\":\"r1\",\"status\":\"DONE\"}}";
         assertThatThrownBy(() -> EventJson.parse(twoLines, CLOCK)).hasMessage("RunStatusChanged e6\nx: eventId: must not contain a line break");
+        String blankAgent = "{\"eventId\":\"e7\",\"type\":\"EngineEvent\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
+                + "\"payload\":{\"runId\":\"r1\",\"agentSessionId\":\"\\t\"}}";
+        assertThatThrownBy(() -> EventJson.parse(blankAgent, CLOCK)).hasMessage("EngineEvent e7: payload.agentSessionId: must not be blank");
+        String blankAccount = "{\"eventId\":\"e8\",\"type\":\"RunStatusChanged\",\"account\":\"  \",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
+                + "\"payload\":{\"runId\":\"r1\",\"status\":\"DONE\"}}";
+        assertThatThrownBy(() -> EventJson.parse(blankAccount, CLOCK)).hasMessage("RunStatusChanged e8: account: must not be blank");
         assertThatThrownBy(() -> EventJson.parse("[1]", CLOCK)).hasMessageContaining("must be a JSON object");
         assertThatThrownBy(() -> EventJson.parse("{nope", CLOCK)).hasMessageContaining("not valid JSON");
     }

@@ -190,32 +190,29 @@ public final class BatchRebuild {
                 ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(parts.size(), Runtime.getRuntime().availableProcessors())),
                         r -> new Thread(r, "batch-rebuild"));
                 try {
-                    List<Future<Void>> replays = submit(pool, tasks.stream().map(t -> (java.util.concurrent.Callable<Void>) () -> {
-                        t.replay();
-                        return null;
-                    }).toList());
+                    java.util.concurrent.CompletionService<Task> finished = new java.util.concurrent.ExecutorCompletionService<>(pool);
+                    for (Task t : tasks) {
+                        finished.submit(() -> {
+                            t.replay();
+                            return t;
+                        });
+                    }
                     // meanwhile: the changelogs, and the producer's metadata of them (a send would wait for it)
                     List<String> created = createChangelogs(admin, parts.size(), replicationFactor);
                     for (String t : created) producer.partitionsFor(t);
-                    await(replays, stop, () -> progress.accept(replayed.get()));
-                    progress.accept(replayed.get());
-                    replayedAt = System.nanoTime();
                     producer.beginTransaction();
-                    List<java.util.concurrent.Callable<Void>> writes = new ArrayList<>();
-                    for (Task t : tasks) {
-                        Map<Object, byte[]> encoded = t.encodedViews();
-                        for (Projector.StoreSpec spec : Projector.STORES) {
-                            writes.add(() -> {
-                                t.writeStore(producer, spec, encoded, sent);
-                                return null;
-                            });
-                        }
-                        writes.add(() -> {
-                            t.writeOutputs(producer, sent);
-                            return null;
-                        });
+                    // a partition's writes start as soon as its replay has finished, beside the others' replays
+                    List<Future<Void>> writes = new ArrayList<>();
+                    for (int left = tasks.size(); left > 0; ) {
+                        Future<Task> f = finished.poll(200, TimeUnit.MILLISECONDS);
+                        progress.accept(replayed.get());
+                        if (f == null) continue;
+                        left--;
+                        await(List.of(f), stop, () -> { }); // a replay that failed is done too: this throws its failure
+                        writes.addAll(submit(pool, f.get().writes(producer, sent)));
                     }
-                    await(submit(pool, writes), stop, () -> { });
+                    replayedAt = System.nanoTime();
+                    await(writes, stop, () -> { });
                     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
                     for (TopicPartition tp : parts) offsets.put(tp, new OffsetAndMetadata(end.get(tp)));
                     producer.sendOffsetsToTransaction(offsets, new ConsumerGroupMetadata(Projector.APPLICATION_ID));
@@ -297,22 +294,33 @@ public final class BatchRebuild {
                 ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Topics.LARGE_RECORD_BYTES));
     }
 
-    /** What the transaction sent: the highest offset per partition, and the first send the broker refused. */
+    /**
+     * What the transaction sent: the last send of each job per partition (a producer sends a partition's records in
+     * order, so the last one's offset is the partition's highest). The transactional producer fails every later send
+     * and the commit after a refused one, so the last sends tell whether any was refused.
+     */
     static final class Sent {
-        private final java.util.concurrent.ConcurrentHashMap<TopicPartition, Long> last = new java.util.concurrent.ConcurrentHashMap<>();
-        private final java.util.concurrent.atomic.AtomicReference<Exception> refused = new java.util.concurrent.atomic.AtomicReference<>();
+        private final java.util.concurrent.ConcurrentLinkedQueue<Future<org.apache.kafka.clients.producer.RecordMetadata>> lasts = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private final Map<TopicPartition, Long> last = new HashMap<>();
 
-        void send(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> record) {
-            producer.send(record, (md, e) -> {
-                if (e != null) refused.compareAndSet(null, e);
-                else last.merge(new TopicPartition(md.topic(), md.partition()), md.offset(), Math::max);
-            });
+        void add(Future<org.apache.kafka.clients.producer.RecordMetadata> lastOfJob) {
+            lasts.add(lastOfJob);
         }
 
-        /** @throws Failed when a send was refused (the transaction is then not committed) */
-        void check() {
-            Exception e = refused.get();
-            if (e != null) throw new Failed("batch rebuild: Kafka refused a write: " + e, e);
+        /**
+         * Reads the sends' results; call after {@code flush}.
+         *
+         * @throws Failed when a send was refused (the transaction is then not committed)
+         */
+        void check() throws InterruptedException {
+            for (Future<org.apache.kafka.clients.producer.RecordMetadata> f : lasts) {
+                try {
+                    org.apache.kafka.clients.producer.RecordMetadata md = f.get();
+                    last.merge(new TopicPartition(md.topic(), md.partition()), md.offset(), Math::max);
+                } catch (ExecutionException e) {
+                    throw new Failed("batch rebuild: Kafka refused a write: " + e.getCause(), e.getCause());
+                }
+            }
         }
 
         /**
@@ -345,10 +353,10 @@ public final class BatchRebuild {
     }
 
     /** Waits for the jobs; on the first failure stops the others and rethrows it. Calls {@code tick} every 200 ms. */
-    private static void await(List<Future<Void>> futures, AtomicBoolean stop, Runnable tick) throws InterruptedException, ExecutionException {
+    private static void await(List<? extends Future<?>> futures, AtomicBoolean stop, Runnable tick) throws InterruptedException, ExecutionException {
         boolean done = false;
         try {
-            for (Future<Void> f : futures) {
+            for (Future<?> f : futures) {
                 while (true) {
                     try {
                         f.get(200, TimeUnit.MILLISECONDS);
@@ -373,7 +381,7 @@ public final class BatchRebuild {
             throw e;
         } finally {
             if (!done) stop.set(true); // a failure, or this thread interrupted: the other jobs stop too
-            for (Future<Void> f : futures) f.cancel(true);
+            for (Future<?> f : futures) f.cancel(true);
         }
     }
 
@@ -620,6 +628,23 @@ public final class BatchRebuild {
 
         private final AccountPartitioner<Object> partitioner = new AccountPartitioner<>();
 
+        /** The jobs that send this partition's store entries (one per store) and its outputs, in the open transaction. */
+        List<java.util.concurrent.Callable<Void>> writes(KafkaProducer<byte[], byte[]> producer, Sent sent) {
+            Map<Object, byte[]> encoded = encodedViews();
+            List<java.util.concurrent.Callable<Void>> jobs = new ArrayList<>();
+            for (Projector.StoreSpec spec : Projector.STORES) {
+                jobs.add(() -> {
+                    writeStore(producer, spec, encoded, sent);
+                    return null;
+                });
+            }
+            jobs.add(() -> {
+                writeOutputs(producer, sent);
+                return null;
+            });
+            return jobs;
+        }
+
         /** Sends the entries of one of this partition's stores to its changelog, in the open transaction. */
         @SuppressWarnings("unchecked")
         void writeStore(KafkaProducer<byte[], byte[]> producer, Projector.StoreSpec spec, Map<Object, byte[]> encoded, Sent sent) {
@@ -628,19 +653,31 @@ public final class BatchRebuild {
             Serializer<Object> values = (Serializer<Object>) spec.serde().serializer();
             boolean reuse = spec.serde() instanceof AvroSerde<?>;
             long n = 0;
+            Future<org.apache.kafka.clients.producer.RecordMetadata> last = null;
             for (Map.Entry<String, ?> e : stores.get(spec.name()).map.entrySet()) {
                 byte[] value = reuse ? encoded.get(e.getValue()) : null;
                 if (value == null) value = values.serialize(topic, e.getValue());
-                sent.send(producer, new ProducerRecord<>(topic, tp.partition(), keys.serialize(topic, e.getKey()), value));
+                last = producer.send(new ProducerRecord<>(topic, tp.partition(), keys.serialize(topic, e.getKey()), value));
                 if ((++n & 1023) == 0 && stop.get()) return;
             }
+            if (last != null) sent.add(last);
             storeRecords.add(n);
         }
 
         /** Sends this partition's views, decisions and dead letters, in the open transaction. */
         void writeOutputs(KafkaProducer<byte[], byte[]> producer, Sent sent) {
-            for (View v : views.values()) sent.send(producer, v.record());
-            for (ProducerRecord<byte[], byte[]> r : appends) sent.send(producer, r);
+            Map<TopicPartition, Future<org.apache.kafka.clients.producer.RecordMetadata>> last = new HashMap<>();
+            for (View v : views.values()) send(producer, v.record(), last, sent);
+            for (ProducerRecord<byte[], byte[]> r : appends) send(producer, r, last, sent);
+            last.values().forEach(sent::add);
+        }
+
+        /** Sends a record, noting its result as its partition's last, or in {@code sent} when the producer chooses the partition. */
+        private static void send(KafkaProducer<byte[], byte[]> producer, ProducerRecord<byte[], byte[]> r,
+                                 Map<TopicPartition, Future<org.apache.kafka.clients.producer.RecordMetadata>> last, Sent sent) {
+            var f = producer.send(r);
+            if (r.partition() == null) sent.add(f);
+            else last.put(new TopicPartition(r.topic(), r.partition()), f);
         }
 
         /**
