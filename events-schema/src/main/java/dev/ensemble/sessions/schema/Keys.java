@@ -13,10 +13,35 @@ public final class Keys {
     /** The separator between account and id in a composite key. Accounts never contain it. */
     public static final char SEPARATOR = '/';
 
-    /** {@code account + "/" + id}. */
+    /**
+     * {@code account + "/" + id}. The keys of the last few calls on this thread are given again for the same
+     * {@code account} and {@code id} objects: the processors of one event ask for its keys several times, and the same
+     * key object is hashed once for all their store lookups.
+     */
     public static String of(String account, String id) {
-        return account + SEPARATOR + id;
+        Recent r = RECENT.get();
+        for (int i = 0; i < Recent.SIZE; i++) {
+            if (r.accounts[i] == account && r.ids[i] == id && account != null) return r.keys[i];
+        }
+        String key = account + SEPARATOR + id;
+        int i = r.next;
+        r.accounts[i] = account;
+        r.ids[i] = id;
+        r.keys[i] = key;
+        r.next = (i + 1) % Recent.SIZE;
+        return key;
     }
+
+    /** The last keys made on a thread, by the identity of their parts (oldest replaced first). */
+    private static final class Recent {
+        static final int SIZE = 4;
+        final String[] accounts = new String[SIZE];
+        final String[] ids = new String[SIZE];
+        final String[] keys = new String[SIZE];
+        int next;
+    }
+
+    private static final ThreadLocal<Recent> RECENT = ThreadLocal.withInitial(Recent::new);
 
     /** The account part of a composite key (the whole key when it has no separator). */
     public static String accountOf(String key) {
