@@ -226,7 +226,7 @@ public final class BatchRebuild {
                 }
             } catch (org.apache.kafka.common.KafkaException e) {
                 // nothing committed: a write the broker refused (or the transaction's timeout, or the broker's maximum of it)
-                throw new Failed("batch rebuild: Kafka refused its writes: " + e.getMessage(), e);
+                throw refused(e);
             }
             sent.awaitReadable(admin);
         } catch (ExecutionException e) {
@@ -247,6 +247,16 @@ public final class BatchRebuild {
                 r.appended(), r.deadLettered(), r.elapsed().toMillis(), (replayedAt - start) / 1_000_000, (committedAt - replayedAt) / 1_000_000,
                 (System.nanoTime() - committedAt) / 1_000_000);
         return r;
+    }
+
+    /**
+     * The failure of a batch whose writes Kafka refused, naming the first refusal: after it the transactional producer
+     * refuses every later call with "in an error state", its cause being that first error.
+     */
+    static Failed refused(org.apache.kafka.common.KafkaException e) {
+        Throwable first = e;
+        while (first.getCause() != null && first.getCause() != first) first = first.getCause();
+        return new Failed("batch rebuild: Kafka refused its writes: " + e.getMessage() + (first == e ? "" : " (" + first + ")"), e);
     }
 
     /**
@@ -318,7 +328,7 @@ public final class BatchRebuild {
                     org.apache.kafka.clients.producer.RecordMetadata md = f.get();
                     last.merge(new TopicPartition(md.topic(), md.partition()), md.offset(), Math::max);
                 } catch (ExecutionException e) {
-                    throw new Failed("batch rebuild: Kafka refused a write: " + e.getCause(), e.getCause());
+                    throw new Failed("batch rebuild: Kafka refused its writes: " + e.getCause(), e.getCause());
                 }
             }
         }
@@ -634,12 +644,20 @@ public final class BatchRebuild {
             List<java.util.concurrent.Callable<Void>> jobs = new ArrayList<>();
             for (Projector.StoreSpec spec : Projector.STORES) {
                 jobs.add(() -> {
-                    writeStore(producer, spec, encoded, sent);
+                    try {
+                        writeStore(producer, spec, encoded, sent);
+                    } catch (org.apache.kafka.common.KafkaException e) { // the producer stops sending after a refused write
+                        throw refused(e);
+                    }
                     return null;
                 });
             }
             jobs.add(() -> {
-                writeOutputs(producer, sent);
+                try {
+                    writeOutputs(producer, sent);
+                } catch (org.apache.kafka.common.KafkaException e) {
+                    throw refused(e);
+                }
                 return null;
             });
             return jobs;

@@ -196,6 +196,33 @@ class BatchRebuildTest {
     }
 
     @Test
+    void aWriteTheBrokerRefusesStopsTheBatchAndNothingIsCommitted(@TempDir Path state) throws Exception {
+        try (KafkaTestCluster cluster = KafkaTestCluster.start(); Admin admin = cluster.admin()) {
+            String bootstrap = cluster.bootstrapServers();
+            TopicAdmin.ensureTopics(admin, 2, (short) 1);
+            ProjectorRebuildTest.send(bootstrap, ProjectorRebuildTest.randomHistory(new Random(11), 400));
+            ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+            // the session views' topic takes no batch bigger than 64 bytes: the broker refuses the batch's view records
+            var views = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC,
+                    dev.ensemble.sessions.schema.Topics.SESSIONS_VIEW.name());
+            admin.incrementalAlterConfigs(Map.of(views, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("max.message.bytes", "64"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> BatchRebuild.run(bootstrap, state, 1, RetirementRules.Config.defaults(), n -> { }))
+                    .isInstanceOf(BatchRebuild.Failed.class)
+                    .hasMessageContaining("Kafka refused")
+                    .hasMessageContaining("RecordTooLarge");
+            assertThat(latest(bootstrap, Map.of())).as("no view committed").isEmpty();
+            java.util.Set<String> topics = admin.listTopics().names().get();
+            for (Projector.StoreSpec spec : Projector.STORES) {
+                String changelog = BatchRebuild.changelog(spec.name());
+                assertThat(topics).as("the batch created its changelogs").contains(changelog);
+                assertThat(count(bootstrap, changelog)).as("%s: nothing readable", changelog).isZero();
+            }
+        }
+    }
+
+    @Test
     void resetWaitsForTheProjectorsGroupToEmptyAndRefusesWhileAMemberStays(@TempDir Path state) throws Exception {
         try (KafkaTestCluster cluster = KafkaTestCluster.start(); Admin admin = cluster.admin()) {
             TopicAdmin.ensureTopics(admin, 2, (short) 1);
