@@ -187,6 +187,19 @@ public final class LocalKafka implements AutoCloseable {
         return DataDirLock.acquire(kafkaDir.resolve(LOCK_FILE));
     }
 
+    /**
+     * Fails when a broker holds {@code dataDir/kafka} now (checked by taking its lock and letting it go); does nothing,
+     * and creates nothing, when that folder does not exist yet. For a command to say so before it checks anything else.
+     *
+     * @throws InUse if another {@code LocalKafka} holds it
+     */
+    static void requireNotInUse(Path dataDir) {
+        Path kafkaDir = dataDir.toAbsolutePath().resolve("kafka");
+        if (Files.isDirectory(kafkaDir)) {
+            DataDirLock.acquire(kafkaDir.resolve(LOCK_FILE)).close();
+        }
+    }
+
     /** Starts a broker on formatted storage; on failure, stops what was started and rethrows. */
     private static LocalKafka launch(Path kafkaDir, DataDirLock lock, int brokerPort, int controllerPort,
                                      String clusterId, boolean formatted) {

@@ -52,6 +52,22 @@ class UpCommandTest {
     }
 
     @Test
+    void aSecondUpOnTheSameFolderIsToldTheFolderIsInUseNotThatTheFirstOnesPortIsTaken(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("data");
+        try (AutoCloseable running = LocalKafka.holdDataFolder(data); // the first 'up': its broker's folder …
+             ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) { // … and its HTTP port
+            StringWriter err = new StringWriter();
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(err, true));
+            int code = cli.execute("up", "--data-dir", data.toString(), "--port", String.valueOf(taken.getLocalPort()), "--no-import");
+            assertThat(code).isEqualTo(1);
+            assertThat(err.toString()).startsWith("error: the data folder " + data + " is in use by another 'up' or 'rebuild'")
+                    .doesNotContain("port");
+            assertThat(data.resolve("state")).as("no service was started").doesNotExist();
+        }
+    }
+
+    @Test
     void upMakesAnExistingDataFolderOwnerOnlyFirst(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         Files.createDirectories(data);
