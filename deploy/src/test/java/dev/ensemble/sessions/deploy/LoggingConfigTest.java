@@ -26,6 +26,11 @@ class LoggingConfigTest {
         assertThat(p.getProperty("log4j2.configurationFile")).isEqualTo("classpath:log4j2.xml");
     }
 
+    private static org.apache.logging.log4j.core.LogEvent warning(String logger, String message) {
+        return org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName(logger).setLevel(Level.WARN)
+                .setMessage(new org.apache.logging.log4j.message.SimpleMessage(message)).build();
+    }
+
     @Test
     void kafkaLogsAtWarnAndTheLauncherAtInfo() {
         ConfigurationSource source = ConfigurationSource.fromResource("log4j2.xml", LOADER);
@@ -43,6 +48,13 @@ class LoggingConfigTest {
             assertThat(config.getLoggerConfig("kafka.server.DefaultAutoTopicCreationManager").getLevel())
                     .as("its TOPIC_ALREADY_EXISTS warnings are noise").isEqualTo(Level.ERROR);
             assertThat(config.getLoggerConfig("dev.ensemble.sessions.deploy.LocalKafka").getLevel()).isEqualTo(Level.INFO);
+            var streamsConfig = config.getLoggerConfig("org.apache.kafka.streams.StreamsConfig");
+            assertThat(streamsConfig.getLevel()).isEqualTo(Level.WARN);
+            assertThat(streamsConfig.isFiltered(warning("org.apache.kafka.streams.StreamsConfig", "Processing exception handler is not "
+                    + "enabled for the GlobalThread. It's recommended to set `processing.exception.handler.global.enabled` to true")))
+                    .as("Streams' warning about its own topology config is dropped").isTrue();
+            assertThat(streamsConfig.isFiltered(warning("org.apache.kafka.streams.StreamsConfig", "some other warning")))
+                    .as("its other warnings are kept").isFalse();
             assertThat(config.getRootLogger().getLevel()).isEqualTo(Level.INFO);
         } finally {
             context.stop();
