@@ -123,7 +123,8 @@ public final class BatchRebuild {
      * @param deadLettered records written to the dead-letter topic
      * @param elapsed      from the start of the replay until what its transaction wrote is readable
      * @param replay       of it, the replay (until every partition's publication is done)
-     * @param write        of it, the write and the commit of the transaction
+     * @param write        of it, from the end of the last partition's replay to the commit (a partition's writes start
+     *                     when its own replay ends, so the first partitions' are partly before)
      */
     public record Result(long events, long storeRecords, long viewRecords, long appended, long deadLettered, Duration elapsed,
                          Duration replay, Duration write) {
@@ -203,13 +204,21 @@ public final class BatchRebuild {
                     producer.beginTransaction();
                     // a partition's writes start as soon as its replay has finished, beside the others' replays
                     List<Future<Void>> writes = new ArrayList<>();
-                    for (int left = tasks.size(); left > 0; ) {
-                        Future<Task> f = finished.poll(200, TimeUnit.MILLISECONDS);
-                        progress.accept(replayed.get());
-                        if (f == null) continue;
-                        left--;
-                        await(List.of(f), stop, () -> { }); // a replay that failed is done too: this throws its failure
-                        writes.addAll(submit(pool, f.get().writes(producer, sent)));
+                    try {
+                        for (int left = tasks.size(); left > 0; ) {
+                            Future<Task> f = finished.poll(200, TimeUnit.MILLISECONDS);
+                            progress.accept(replayed.get());
+                            for (Future<Void> w : writes) {
+                                if (w.isDone()) await(List.of(w), stop, () -> { }); // a write that failed: throws its failure
+                            }
+                            if (f == null) continue;
+                            left--;
+                            await(List.of(f), stop, () -> { }); // a replay that failed is done too: this throws its failure
+                            writes.addAll(submit(pool, f.get().writes(producer, sent)));
+                        }
+                    } catch (Throwable t) {
+                        stop.set(true); // the other replays and writes stop too (and nothing is committed)
+                        throw t;
                     }
                     replayedAt = System.nanoTime();
                     await(writes, stop, () -> { });
@@ -250,19 +259,20 @@ public final class BatchRebuild {
     }
 
     /**
-     * The failure of a batch whose writes Kafka refused, naming the first refusal: after it the transactional producer
-     * refuses every later call with "in an error state", its cause being that first error.
+     * The failure of a batch whose writes Kafka refused, with the first refusal as its cause: after it the
+     * transactional producer refuses every later call with "in an error state", its cause being that first error.
      */
     static Failed refused(org.apache.kafka.common.KafkaException e) {
         Throwable first = e;
         while (first.getCause() != null && first.getCause() != first) first = first.getCause();
-        return new Failed("batch rebuild: Kafka refused its writes: " + e.getMessage() + (first == e ? "" : " (" + first + ")"), e);
+        return new Failed("batch rebuild: Kafka refused its writes", first);
     }
 
     /**
-     * The batch's transaction timeout: it runs from the first write to the commit (the replay is before it). The
-     * broker's default maximum ({@code transaction.max.timeout.ms}); a broker with a lower one refuses it, and the
-     * rebuild falls back to the projector.
+     * The batch's transaction timeout: it runs from the first write (when the first partition's replay has ended) to
+     * the commit, so it also covers the other partitions' replays after that. The broker's default maximum
+     * ({@code transaction.max.timeout.ms}); a broker with a lower one refuses it, and the rebuild falls back to the
+     * projector.
      */
     static final Duration BATCH_TRANSACTION_TIMEOUT = Duration.ofMinutes(15);
 
@@ -328,7 +338,7 @@ public final class BatchRebuild {
                     org.apache.kafka.clients.producer.RecordMetadata md = f.get();
                     last.merge(new TopicPartition(md.topic(), md.partition()), md.offset(), Math::max);
                 } catch (ExecutionException e) {
-                    throw new Failed("batch rebuild: Kafka refused its writes: " + e.getCause(), e.getCause());
+                    throw new Failed("batch rebuild: Kafka refused its writes", e.getCause());
                 }
             }
         }
@@ -386,7 +396,7 @@ public final class BatchRebuild {
                         + " MB); give the JVM more (-Xmx) or replay with the projector", e.getCause());
             }
             if (e.getCause() instanceof RuntimeException r && !(r instanceof org.apache.kafka.common.KafkaException)) {
-                throw new Failed("batch rebuild: " + r, r);
+                throw new Failed("batch rebuild: stopped on an unexpected error", r);
             }
             throw e;
         } finally {

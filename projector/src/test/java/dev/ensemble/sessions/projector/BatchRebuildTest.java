@@ -188,10 +188,15 @@ class BatchRebuildTest {
             assertThat(latest(bootstrap, Map.of())).as("no view committed").isEmpty();
             assertThat(count(bootstrap, dev.ensemble.sessions.schema.Topics.DEAD_LETTER.name())).as("nothing dead-lettered").isEqualTo(deadLetters);
             java.util.Set<String> topics = admin.listTopics().names().get();
+            List<String> written = new java.util.ArrayList<>(List.of(dev.ensemble.sessions.schema.Topics.SESSIONS_VIEW.name()));
             for (Projector.StoreSpec spec : Projector.STORES) {
                 String changelog = BatchRebuild.changelog(spec.name());
-                if (topics.contains(changelog)) assertThat(count(bootstrap, changelog)).as("%s: nothing readable", changelog).isZero();
+                if (topics.contains(changelog)) {
+                    assertThat(count(bootstrap, changelog)).as("%s: nothing readable", changelog).isZero();
+                    written.add(changelog);
+                }
             }
+            assertNoOpenTransaction(admin, written);
         }
     }
 
@@ -208,17 +213,44 @@ class BatchRebuildTest {
             admin.incrementalAlterConfigs(Map.of(views, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
                     new org.apache.kafka.clients.admin.ConfigEntry("max.message.bytes", "64"),
                     org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+            var groupOffsets = admin.listConsumerGroupOffsets(Projector.APPLICATION_ID).partitionsToOffsetAndMetadata().get();
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> BatchRebuild.run(bootstrap, state, 1, RetirementRules.Config.defaults(), n -> { }))
                     .isInstanceOf(BatchRebuild.Failed.class)
-                    .hasMessageContaining("Kafka refused")
-                    .hasMessageContaining("RecordTooLarge");
+                    .hasMessage("batch rebuild: Kafka refused its writes")
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.RecordTooLargeException.class);
             assertThat(latest(bootstrap, Map.of())).as("no view committed").isEmpty();
             java.util.Set<String> topics = admin.listTopics().names().get();
+            List<String> written = new java.util.ArrayList<>(List.of(dev.ensemble.sessions.schema.Topics.SESSIONS_VIEW.name()));
             for (Projector.StoreSpec spec : Projector.STORES) {
                 String changelog = BatchRebuild.changelog(spec.name());
                 assertThat(topics).as("the batch created its changelogs").contains(changelog);
                 assertThat(count(bootstrap, changelog)).as("%s: nothing readable", changelog).isZero();
+                written.add(changelog);
             }
+            assertNoOpenTransaction(admin, written);
+            assertThat(admin.listConsumerGroupOffsets(Projector.APPLICATION_ID).partitionsToOffsetAndMetadata().get())
+                    .as("the group's offsets are where they were").isEqualTo(groupOffsets);
+        }
+    }
+
+    /**
+     * Every partition of the topics is readable to its end by {@code read_committed} readers within 30 s: the batch's
+     * transaction was aborted, not left open (an open one would also read as "nothing committed").
+     */
+    private static void assertNoOpenTransaction(Admin admin, List<String> topics) throws Exception {
+        List<TopicPartition> parts = new java.util.ArrayList<>();
+        for (String t : topics) parts.addAll(TopicAdmin.partitions(admin, t));
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            Map<TopicPartition, Long> committed = TopicAdmin.offsets(admin, parts, org.apache.kafka.clients.admin.OffsetSpec.latest(),
+                    org.apache.kafka.common.IsolationLevel.READ_COMMITTED);
+            Map<TopicPartition, Long> all = TopicAdmin.offsets(admin, parts, org.apache.kafka.clients.admin.OffsetSpec.latest(),
+                    org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED);
+            if (committed.equals(all)) return;
+            if (System.nanoTime() > until) {
+                assertThat(committed).as("read_committed ends equal the log ends: no transaction left open").isEqualTo(all);
+            }
+            Thread.sleep(100);
         }
     }
 
