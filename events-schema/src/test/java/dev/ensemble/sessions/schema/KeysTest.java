@@ -35,6 +35,12 @@ class KeysTest {
             String id = ids.get(random.nextInt(ids.size()));
             assertThat(Keys.of(account, id)).isEqualTo(account + "/" + id);
         }
+        String account = accounts.get(0), id = ids.get(0);
+        String key = Keys.of(account, id);
+        Keys.of(accounts.get(1), ids.get(2));
+        Keys.of(accounts.get(3), ids.get(4));
+        assertThat(Keys.of(account, id)).as("the same parts again, among the last four: the same key object").isSameAs(key);
+        assertThat(Keys.of(new String(account), id)).isEqualTo(key);
         assertThat(Keys.of("a", null)).isEqualTo("a/null");
         assertThat(Keys.of(null, null)).isEqualTo("null/null");
         assertThat(Keys.of(null, "x")).isEqualTo("null/x");
