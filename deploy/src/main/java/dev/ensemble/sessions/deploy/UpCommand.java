@@ -170,8 +170,9 @@ final class UpCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         RebuildCommand.requireWindow(spec, completedWindowDays);
+        RebuildCommand.requirePort(spec, "--port", port);
+        RebuildCommand.requirePort(spec, "--kafka-port", kafkaPort);
         DataDir data = DataDir.of(dataDir);
-        data.createPrivate(); // owner-only, also when it exists already
         if (bootstrapServers == null) {
             try { // before the ports: a second 'up' on the same folder also finds the first one's ports taken
                 LocalKafka.requireNotInUse(data.root());
@@ -180,6 +181,7 @@ final class UpCommand implements Callable<Integer> {
             }
         }
         requireFreePort(port); // before the broker and the services start: nothing to stop
+        data.createPrivate(); // owner-only, also when it exists already
         String who = account != null ? account : System.getProperty("user.name", "local");
         List<AutoCloseable> running = new ArrayList<>();
         // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)

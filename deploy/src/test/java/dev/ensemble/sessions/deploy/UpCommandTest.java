@@ -68,16 +68,28 @@ class UpCommandTest {
     }
 
     @Test
+    void aPortOutOfRangeEndsUpWithOneLineNamingTheOption(@TempDir Path dir) {
+        for (String[] option : new String[][]{{"--port", "70000"}, {"--kafka-port", "-1"}}) {
+            StringWriter err = new StringWriter();
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(err, true));
+            int code = cli.execute("up", "--data-dir", dir.resolve("data").toString(), option[0], option[1], "--no-import");
+            assertThat(code).isEqualTo(2);
+            assertThat(err.toString()).startsWith(option[0] + " must be a port from 0 to 65535 (0: any free one), not " + option[1]);
+            assertThat(dir.resolve("data")).as("nothing was created").doesNotExist();
+        }
+    }
+
+    @Test
     void upMakesAnExistingDataFolderOwnerOnlyFirst(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         Files.createDirectories(data);
         org.junit.jupiter.api.Assumptions.assumeTrue(data.getFileSystem().supportedFileAttributeViews().contains("posix"));
         Files.setPosixFilePermissions(data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
-        try (AutoCloseable running = LocalKafka.holdDataFolder(data)) { // ends this 'up' right after it prepared the folder
-            CommandLine cli = EnsembleSessions.commandLine();
-            cli.setErr(new PrintWriter(new StringWriter(), true));
-            assertThat(cli.execute("up", "--data-dir", data.toString(), "--port", "0", "--kafka-port", "0", "--no-import")).isEqualTo(1);
-        }
+        Files.writeString(data.resolve("kafka"), "not a folder"); // ends this 'up' right after it prepared the folder
+        CommandLine cli = EnsembleSessions.commandLine();
+        cli.setErr(new PrintWriter(new StringWriter(), true));
+        assertThat(cli.execute("up", "--data-dir", data.toString(), "--port", "0", "--kafka-port", "0", "--no-import")).isEqualTo(1);
         assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rwx------");
     }
 
