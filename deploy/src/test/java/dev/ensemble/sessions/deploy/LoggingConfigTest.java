@@ -27,8 +27,12 @@ class LoggingConfigTest {
     }
 
     private static org.apache.logging.log4j.core.LogEvent warning(String logger, String message) {
-        return org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName(logger).setLevel(Level.WARN)
-                .setMessage(new org.apache.logging.log4j.message.SimpleMessage(message)).build();
+        return event(logger, Level.WARN, message, null);
+    }
+
+    private static org.apache.logging.log4j.core.LogEvent event(String logger, Level level, String message, Throwable thrown) {
+        return org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName(logger).setLevel(level)
+                .setMessage(new org.apache.logging.log4j.message.SimpleMessage(message)).setThrown(thrown).build();
     }
 
     @Test
@@ -55,6 +59,37 @@ class LoggingConfigTest {
                     .as("Streams' warning about its own topology config is dropped").isTrue();
             assertThat(streamsConfig.isFiltered(warning("org.apache.kafka.streams.StreamsConfig", "some other warning")))
                     .as("its other warnings are kept").isFalse();
+            var controller = config.getLoggerConfig("org.apache.kafka.controller.QuorumController");
+            assertThat(controller.isFiltered(warning("org.apache.kafka.controller.QuorumController", "[QuorumController id=1] "
+                    + "Performing controller activation. The metadata log appears to be empty. Appending 6 bootstrap record(s)"))).isTrue();
+            assertThat(controller.isFiltered(warning("org.apache.kafka.controller.QuorumController",
+                    "[QuorumController id=1] Performing controller activation."))).isTrue();
+            assertThat(controller.isFiltered(warning("org.apache.kafka.controller.QuorumController",
+                    "[QuorumController id=1] Renouncing the leadership due to a metadata log event"))).isFalse();
+            var replicas = config.getLoggerConfig("kafka.server.ReplicaManager");
+            String append = "[ReplicaManager broker=1] Error processing append operation on partition x91A3GXzTvGUmxjrma156g:sessions.view.retirement-0";
+            assertThat(replicas.isFiltered(event("kafka.server.ReplicaManager", Level.ERROR, append,
+                    new org.apache.kafka.common.errors.OutOfOrderSequenceException("Invalid sequence number for producer 5 at offset 10 in "
+                            + "partition sessions.view.retirement-0: 1 (incoming seq. number). Expected sequence 0 for transactions v2 "
+                            + "idempotent producer with no existing state.")))).as("the refusal the producer retries").isTrue();
+            assertThat(replicas.isFiltered(event("kafka.server.ReplicaManager", Level.ERROR, append,
+                    new org.apache.kafka.common.errors.OutOfOrderSequenceException("Out of order sequence number for producer 5 at "
+                            + "offset 10 in partition p-0: 7 (incoming seq. number), 3 (current end sequence number)"))))
+                    .as("another sequence error is kept").isFalse();
+            assertThat(replicas.isFiltered(event("kafka.server.ReplicaManager", Level.ERROR, append, new IllegalStateException("disk"))))
+                    .as("another append error is kept").isFalse();
+            var sender = config.getLoggerConfig("org.apache.kafka.clients.producer.internals.Sender");
+            String retrying = "[Producer clientId=p, transactionalId=t] Got error produce response with correlation id 63 on "
+                    + "topic-partition sessions.view.sessions-0, retrying (2147483646 attempts left). Error: ";
+            assertThat(sender.isFiltered(warning("org.apache.kafka.clients.producer.internals.Sender", retrying + "CONCURRENT_TRANSACTIONS"))).isTrue();
+            assertThat(sender.isFiltered(warning("org.apache.kafka.clients.producer.internals.Sender", retrying + "OUT_OF_ORDER_SEQUENCE_NUMBER"))).isTrue();
+            assertThat(sender.isFiltered(warning("org.apache.kafka.clients.producer.internals.Sender", retrying + "NOT_LEADER_OR_FOLLOWER")))
+                    .as("other retries are kept").isFalse();
+            var network = config.getLoggerConfig("org.apache.kafka.clients.NetworkClient");
+            assertThat(network.isFiltered(warning("org.apache.kafka.clients.NetworkClient", "[NodeToControllerChannelManager id=1 "
+                    + "name=registration] Attempting to close NetworkClient that has already been closed."))).isTrue();
+            assertThat(network.isFiltered(warning("org.apache.kafka.clients.NetworkClient",
+                    "[Producer clientId=p] Connection to node 1 (/127.0.0.1:9092) could not be established."))).isFalse();
             assertThat(config.getRootLogger().getLevel()).isEqualTo(Level.INFO);
         } finally {
             context.stop();
