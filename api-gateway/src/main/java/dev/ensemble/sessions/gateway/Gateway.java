@@ -58,13 +58,15 @@ public final class Gateway implements AutoCloseable {
      * @param tokens            the bearer tokens it accepts
      * @param clock             sets recordedAt on posted events
      * @param choiceUrl         base URL of the choice service's decision endpoint, or null when none runs
+     * @param choiceSecret      the choice service's secret, sent as {@code Authorization: Bearer} with each request
+     *                          forwarded to it; null sends none
      */
     public record Settings(String bootstrapServers, String host, int port, Path stateDir, int replicationFactor,
-                           Tokens tokens, Clock clock, String choiceUrl) {
+                           Tokens tokens, Clock clock, String choiceUrl, String choiceSecret) {
         /** Settings without a choice service. */
         public Settings(String bootstrapServers, String host, int port, Path stateDir, int replicationFactor,
                         Tokens tokens, Clock clock) {
-            this(bootstrapServers, host, port, stateDir, replicationFactor, tokens, clock, null);
+            this(bootstrapServers, host, port, stateDir, replicationFactor, tokens, clock, null, null);
         }
     }
 
@@ -248,9 +250,11 @@ public final class Gateway implements AutoCloseable {
         if (settings.choiceUrl() == null) {
             throw new ApiError(503, "unavailable", "no choice service runs with this gateway");
         }
-        HttpRequest req = HttpRequest.newBuilder(URI.create(settings.choiceUrl() + "/choice/decide"))
+        HttpRequest.Builder forward = HttpRequest.newBuilder(URI.create(settings.choiceUrl() + "/choice/decide"))
                 .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString())).build();
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
+        if (settings.choiceSecret() != null) forward.header("Authorization", "Bearer " + settings.choiceSecret());
+        HttpRequest req = forward.build();
         HttpResponse<String> resp;
         try {
             resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());

@@ -239,7 +239,7 @@ final class UpCommand implements Callable<Integer> {
             Gateway gateway;
             try {
                 gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
-                        replicationFactor, tokens, Clock.systemUTC(), choice.url())).start();
+                        replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).start();
             } catch (RuntimeException e) {
                 throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
             }

@@ -67,7 +67,7 @@ class SessionChoiceEndToEndTest {
         Tokens tokens = Tokens.inMemory();
         tokens.register("t-ana", new Principal("acct-ana", "person", "ana"));
         gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1, tokens,
-                CLOCK, choice.url())).start();
+                CLOCK, choice.url(), choice.secret())).start();
         gateway.awaitReady(Duration.ofSeconds(60));
         choice.awaitReady(Duration.ofSeconds(60));
     }
@@ -157,6 +157,24 @@ class SessionChoiceEndToEndTest {
         assertThat(outcome.getSessionId()).isEqualTo("job-101");
         assertThat(outcome.getResumed()).isTrue();
         assertThat(outcome.getTokens()).isEqualTo(5000L);
+    }
+
+    @Test
+    void theChoiceServiceAnswersOnlyItsGateway() throws Exception {
+        // any process of the computer can reach its local port: without the gateway's secret it records nothing for anyone
+        String forged = claim("c0000000-0000-0000-0000-000000000010", "job-y", null, "t", "").replace("\"account\":\"acct-ana\"", "\"account\":\"acct-bo\"");
+        for (String authorization : new String[]{null, "Bearer wrong", "Bearer " + choice.secret() + "x"}) {
+            HttpRequest.Builder r = HttpRequest.newBuilder(URI.create(choice.url() + "/choice/decide"))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(forged));
+            if (authorization != null) r.header("Authorization", authorization);
+            HttpResponse<String> answer = http.send(r.build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(answer.statusCode()).as(String.valueOf(authorization)).isEqualTo(401);
+            assertThat(JSON.readTree(answer.body()).get("message").asText()).contains("only its gateway");
+        }
+        HttpResponse<String> config = http.send(HttpRequest.newBuilder(URI.create(choice.url() + "/choice/config"))
+                .header("Authorization", "Bearer " + choice.secret()).GET().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(config.statusCode()).as("with the secret").isEqualTo(200);
+        assertThat(JSON.readTree(config.body()).has("weights")).isTrue();
     }
 
     @Test

@@ -93,6 +93,35 @@ public final class ChoiceService implements AutoCloseable {
         this.settings = settings;
     }
 
+    /**
+     * The bearer secret every request must carry ({@code Authorization: Bearer <secret>}): the service listens on a
+     * local port that any process of the computer can reach, and a decision it records is an event in the log for the
+     * account named in the request, so only its gateway (which checked the person's token) may call it. Random per
+     * instance (32 bytes, base64url); the gateway gets it with the URL ({@link #secret()}).
+     */
+    private final String secret = newSecret();
+
+    private static String newSecret() {
+        byte[] b = new byte[32];
+        new java.security.SecureRandom().nextBytes(b);
+        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
+    /** The secret a caller sends as {@code Authorization: Bearer <secret>}; requests without it are refused (401). */
+    public String secret() {
+        return secret;
+    }
+
+    private void requireSecret(Context ctx) {
+        String given = ctx.header("Authorization");
+        byte[] expected = ("Bearer " + secret).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (given == null || !java.security.MessageDigest.isEqual(given.getBytes(java.nio.charset.StandardCharsets.UTF_8), expected)) {
+            ctx.status(401).json(error("unauthorized", "the choice service answers only its gateway: send its secret as "
+                    + "'Authorization: Bearer <secret>'"));
+            ctx.skipRemainingHandlers();
+        }
+    }
+
     public synchronized ChoiceService start() {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
                 "ensemble-choice-records", Map.of());
@@ -103,6 +132,7 @@ public final class ChoiceService implements AutoCloseable {
         http = Javalin.create(cfg -> cfg.showJavalinBanner = false);
         http.exception(InvalidEventException.class, (e, ctx) -> ctx.status(400).json(error("invalid_event", e.getMessage())));
         http.exception(ServiceUnavailable.class, (e, ctx) -> ctx.status(503).json(error("starting", e.getMessage())));
+        http.before(this::requireSecret);
         http.post("/choice/decide", this::decide);
         http.get("/choice/config", ctx -> ctx.contentType("application/json")
                 .result(dev.ensemble.sessions.scorer.ConfigLoader.toJson(settings.config().current())));
