@@ -59,10 +59,17 @@ public final class Gateway implements AutoCloseable {
      * @param clock             sets recordedAt on posted events
      * @param choiceUrl         base URL of the choice service's decision endpoint, or null when none runs
      * @param choiceSecret      the choice service's secret, sent as {@code Authorization: Bearer} with each request
-     *                          forwarded to it; null sends none
+     *                          forwarded to it; required with {@code choiceUrl}
+     * @throws IllegalArgumentException when {@code choiceUrl} is given without {@code choiceSecret}
      */
     public record Settings(String bootstrapServers, String host, int port, Path stateDir, int replicationFactor,
                            Tokens tokens, Clock clock, String choiceUrl, String choiceSecret) {
+        public Settings {
+            if (choiceUrl != null && (choiceSecret == null || choiceSecret.isBlank())) {
+                throw new IllegalArgumentException("a choice service URL needs that service's secret (ChoiceService.secret())");
+            }
+        }
+
         /** Settings without a choice service. */
         public Settings(String bootstrapServers, String host, int port, Path stateDir, int replicationFactor,
                         Tokens tokens, Clock clock) {
@@ -253,13 +260,16 @@ public final class Gateway implements AutoCloseable {
         HttpRequest.Builder forward = HttpRequest.newBuilder(URI.create(settings.choiceUrl() + "/choice/decide"))
                 .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
                 .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
-        if (settings.choiceSecret() != null) forward.header("Authorization", "Bearer " + settings.choiceSecret());
-        HttpRequest req = forward.build();
+        HttpRequest req = forward.header("Authorization", "Bearer " + settings.choiceSecret()).build();
         HttpResponse<String> resp;
         try {
             resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new ApiError(503, "unavailable", "the choice service did not answer (" + e.getMessage() + "); try again");
+        }
+        if (resp.statusCode() == 401) { // the service refused this gateway's secret: not the person's doing
+            LOG.error("the choice service at {} refused this gateway's secret: {}", settings.choiceUrl(), resp.body());
+            throw new ApiError(502, "bad_gateway", "the choice service refused this gateway; restart the system");
         }
         ctx.status(resp.statusCode()).contentType("application/json").result(resp.body());
     }

@@ -66,6 +66,9 @@ class LoggingConfigTest {
                     "[QuorumController id=1] Performing controller activation."))).isTrue();
             assertThat(controller.isFiltered(warning("org.apache.kafka.controller.QuorumController",
                     "[QuorumController id=1] Renouncing the leadership due to a metadata log event"))).isFalse();
+            assertThat(controller.isFiltered(warning("org.apache.kafka.controller.QuorumController", "[QuorumController id=1] "
+                    + "Performing controller activation. Aborting in-progress metadata transaction at offset 42.")))
+                    .as("an activation after an unclean stop is kept").isFalse();
             var replicas = config.getLoggerConfig("kafka.server.ReplicaManager");
             String append = "[ReplicaManager broker=1] Error processing append operation on partition x91A3GXzTvGUmxjrma156g:sessions.view.retirement-0";
             assertThat(replicas.isFiltered(event("kafka.server.ReplicaManager", Level.ERROR, append,

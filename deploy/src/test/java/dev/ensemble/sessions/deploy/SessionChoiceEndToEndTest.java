@@ -175,6 +175,25 @@ class SessionChoiceEndToEndTest {
                 .header("Authorization", "Bearer " + choice.secret()).GET().build(), HttpResponse.BodyHandlers.ofString());
         assertThat(config.statusCode()).as("with the secret").isEqualTo(200);
         assertThat(JSON.readTree(config.body()).has("weights")).isTrue();
+
+        Tokens tokens = Tokens.inMemory();
+        tokens.register("t-ana", new Principal("acct-ana", "person", "ana"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0,
+                        Files.createTempDirectory("gw"), 1, tokens, CLOCK, choice.url(), null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("secret");
+        // a gateway with another secret: the person gets a 502 that is not about their token
+        Gateway other = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, Files.createTempDirectory("gw"), 1,
+                tokens, CLOCK, choice.url(), "not-the-secret")).start();
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + other.port() + "/api/session-choice"))
+                    .header("Authorization", "Bearer t-ana").header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(claim("c0000000-0000-0000-0000-000000000011", "job-z", null, "t", "")))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(502);
+            assertThat(JSON.readTree(r.body()).get("error").asText()).isEqualTo("bad_gateway");
+        } finally {
+            other.stop();
+        }
     }
 
     @Test

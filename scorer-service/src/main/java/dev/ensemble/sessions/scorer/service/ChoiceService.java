@@ -54,9 +54,10 @@ import java.util.concurrent.TimeUnit;
  * {@code SessionChoiceRecorded} event; its topology ({@link ChoiceTopology}) records each outcome when the run
  * ends. The decision itself is {@link Scorer#decide}: pure, so the same records always give the same decision.
  *
- * <p>HTTP (internal; the gateway's {@code POST /api/session-choice} forwards here):
+ * <p>HTTP (internal; the gateway's {@code POST /api/session-choice} forwards here), every request with
+ * {@code Authorization: Bearer <secret>} ({@link #secret()}; else 401):
  * {@code POST /choice/decide} with a RunClaimed event in the JSON form answers the decision record, plus
- * {@code continueFromJobId} (the run to continue from, when continuing). Config: {@code SessionChoiceConfig}
+ * {@code continueFromJobId} (the run to continue from, when continuing); {@code GET /choice/config} the config in use. Config: {@code SessionChoiceConfig}
  * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}, re-read within a minute of a change.
  *
  * <p>Life cycle: {@link #start()} / {@link #stop()}.
