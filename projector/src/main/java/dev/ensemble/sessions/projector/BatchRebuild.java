@@ -72,7 +72,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -191,37 +190,47 @@ public final class BatchRebuild {
                 ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(parts.size(), Runtime.getRuntime().availableProcessors())),
                         r -> new Thread(r, "batch-rebuild"));
                 try {
-                    java.util.concurrent.CompletionService<Task> finished = new java.util.concurrent.ExecutorCompletionService<>(pool);
+                    java.util.concurrent.CompletionService<Task> jobs = new java.util.concurrent.ExecutorCompletionService<>(pool);
+                    List<Future<Task>> running = new ArrayList<>();
                     for (Task t : tasks) {
-                        finished.submit(() -> {
+                        running.add(jobs.submit(() -> {
                             t.replay();
                             return t;
-                        });
+                        }));
                     }
                     // meanwhile: the changelogs, and the producer's metadata of them (a send would wait for it)
                     List<String> created = createChangelogs(admin, parts.size(), replicationFactor);
                     for (String t : created) producer.partitionsFor(t);
                     producer.beginTransaction();
-                    // a partition's writes start as soon as its replay has finished, beside the others' replays
-                    List<Future<Void>> writes = new ArrayList<>();
-                    try {
-                        for (int left = tasks.size(); left > 0; ) {
-                            Future<Task> f = finished.poll(200, TimeUnit.MILLISECONDS);
-                            progress.accept(replayed.get());
-                            for (Future<Void> w : writes) {
-                                if (w.isDone()) await(List.of(w), stop, () -> { }); // a write that failed: throws its failure
-                            }
-                            if (f == null) continue;
-                            left--;
-                            await(List.of(f), stop, () -> { }); // a replay that failed is done too: this throws its failure
-                            writes.addAll(submit(pool, f.get().writes(producer, sent)));
-                        }
-                    } catch (Throwable t) {
-                        stop.set(true); // the other replays and writes stop too (and nothing is committed)
-                        throw t;
-                    }
+                    // jobs as they end: a replay's end starts its partition's writes, beside the other replays; a job's
+                    // failure stops all the others at once (and nothing is committed)
                     replayedAt = System.nanoTime();
-                    await(writes, stop, () -> { });
+                    try {
+                        for (int pending = tasks.size(), replaying = tasks.size(); pending > 0; ) {
+                            Future<Task> f = jobs.poll(200, TimeUnit.MILLISECONDS);
+                            progress.accept(replayed.get());
+                            if (f == null) continue;
+                            pending--;
+                            Task t = result(f); // null: a write job
+                            if (t == null) continue;
+                            for (Runnable w : t.writes(producer, sent)) {
+                                running.add(jobs.submit(() -> {
+                                    try {
+                                        w.run();
+                                    } catch (org.apache.kafka.common.KafkaException e) { // the producer stops sending after a refused write
+                                        throw refused(e);
+                                    }
+                                    return null;
+                                }));
+                                pending++;
+                            }
+                            if (--replaying == 0) replayedAt = System.nanoTime();
+                        }
+                    } catch (Throwable x) {
+                        stop.set(true);
+                        for (Future<Task> j : running) j.cancel(true);
+                        throw x;
+                    }
                     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
                     for (TopicPartition tp : parts) offsets.put(tp, new OffsetAndMetadata(end.get(tp)));
                     producer.sendOffsetsToTransaction(offsets, new ConsumerGroupMetadata(Projector.APPLICATION_ID));
@@ -264,7 +273,7 @@ public final class BatchRebuild {
      */
     static Failed refused(org.apache.kafka.common.KafkaException e) {
         Throwable first = e;
-        while (first.getCause() != null && first.getCause() != first) first = first.getCause();
+        while (first.getCause() != null) first = first.getCause();
         return new Failed("batch rebuild: Kafka refused its writes", first);
     }
 
@@ -366,30 +375,17 @@ public final class BatchRebuild {
         return Projector.APPLICATION_ID + "-" + store + "-changelog";
     }
 
-    private static List<Future<Void>> submit(ExecutorService pool, List<java.util.concurrent.Callable<Void>> jobs) {
-        List<Future<Void>> futures = new ArrayList<>();
-        for (var j : jobs) futures.add(pool.submit(j));
-        return futures;
-    }
-
-    /** Waits for the jobs; on the first failure stops the others and rethrows it. Calls {@code tick} every 200 ms. */
-    private static void await(List<? extends Future<?>> futures, AtomicBoolean stop, Runnable tick) throws InterruptedException, ExecutionException {
-        boolean done = false;
+    /**
+     * The result of a finished job (a replay's task, or null for a write).
+     *
+     * @throws Failed             the job's own {@link Failed}; out of heap; any other RuntimeException but Kafka's
+     * @throws ExecutionException Kafka's exceptions (a broker unreachable or refusing) and checked ones
+     */
+    private static <T> T result(Future<T> f) throws InterruptedException, ExecutionException {
         try {
-            for (Future<?> f : futures) {
-                while (true) {
-                    try {
-                        f.get(200, TimeUnit.MILLISECONDS);
-                        break;
-                    } catch (TimeoutException e) {
-                        tick.run();
-                    }
-                }
-            }
-            done = true;
+            return f.get();
         } catch (ExecutionException e) {
-            stop.set(true);
-            if (e.getCause() instanceof Failed f) throw f;
+            if (e.getCause() instanceof Failed failed) throw failed;
             if (e.getCause() instanceof OutOfMemoryError) {
                 // the batch's own state filled the heap: dropped with the tasks, the projector replays instead
                 throw new Failed("batch rebuild: out of heap (" + (Runtime.getRuntime().maxMemory() >> 20)
@@ -399,9 +395,6 @@ public final class BatchRebuild {
                 throw new Failed("batch rebuild: stopped on an unexpected error", r);
             }
             throw e;
-        } finally {
-            if (!done) stop.set(true); // a failure, or this thread interrupted: the other jobs stop too
-            for (Future<?> f : futures) f.cancel(true);
         }
     }
 
@@ -649,27 +642,11 @@ public final class BatchRebuild {
         private final AccountPartitioner<Object> partitioner = new AccountPartitioner<>();
 
         /** The jobs that send this partition's store entries (one per store) and its outputs, in the open transaction. */
-        List<java.util.concurrent.Callable<Void>> writes(KafkaProducer<byte[], byte[]> producer, Sent sent) {
+        List<Runnable> writes(KafkaProducer<byte[], byte[]> producer, Sent sent) {
             Map<Object, byte[]> encoded = encodedViews();
-            List<java.util.concurrent.Callable<Void>> jobs = new ArrayList<>();
-            for (Projector.StoreSpec spec : Projector.STORES) {
-                jobs.add(() -> {
-                    try {
-                        writeStore(producer, spec, encoded, sent);
-                    } catch (org.apache.kafka.common.KafkaException e) { // the producer stops sending after a refused write
-                        throw refused(e);
-                    }
-                    return null;
-                });
-            }
-            jobs.add(() -> {
-                try {
-                    writeOutputs(producer, sent);
-                } catch (org.apache.kafka.common.KafkaException e) {
-                    throw refused(e);
-                }
-                return null;
-            });
+            List<Runnable> jobs = new ArrayList<>();
+            for (Projector.StoreSpec spec : Projector.STORES) jobs.add(() -> writeStore(producer, spec, encoded, sent));
+            jobs.add(() -> writeOutputs(producer, sent));
             return jobs;
         }
 
