@@ -257,10 +257,9 @@ public final class Gateway implements AutoCloseable {
         if (settings.choiceUrl() == null) {
             throw new ApiError(503, "unavailable", "no choice service runs with this gateway");
         }
-        HttpRequest.Builder forward = HttpRequest.newBuilder(URI.create(settings.choiceUrl() + "/choice/decide"))
-                .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString()));
-        HttpRequest req = forward.header("Authorization", "Bearer " + settings.choiceSecret()).build();
+        HttpRequest req = HttpRequest.newBuilder(URI.create(settings.choiceUrl() + "/choice/decide"))
+                .header("Content-Type", "application/json").header("Authorization", "Bearer " + settings.choiceSecret())
+                .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(body.toString())).build();
         HttpResponse<String> resp;
         try {
             resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());
