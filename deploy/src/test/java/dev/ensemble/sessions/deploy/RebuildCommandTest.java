@@ -4,6 +4,7 @@ import dev.ensemble.sessions.projector.BatchRebuild;
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
 import dev.ensemble.sessions.projector.RetirementRules;
+import dev.ensemble.sessions.projector.testing.BuggyProcessor;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.clients.admin.Admin;
@@ -13,10 +14,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.streams.processor.api.Processor;
-import org.apache.kafka.streams.processor.api.ProcessorContext;
-import org.apache.kafka.streams.processor.api.ProcessorSupplier;
-import org.apache.kafka.streams.processor.api.Record;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -89,7 +86,6 @@ class RebuildCommandTest {
      * rebuild says so and replays with the projector instead, and still gives the live session views back.
      */
     @Test
-    @SuppressWarnings("unchecked")
     void aBatchThatStopsFallsBackToTheProjectorAndGivesTheLiveViewsBack(@TempDir Path dir) throws Exception {
         DataDir data = new DataDir(dir.resolve("data"));
         data.createPrivate();
@@ -107,26 +103,7 @@ class RebuildCommandTest {
             assertThat(live).hasSizeGreaterThan(10);
             Map<TopicPartition, Long> before = ends(bootstrap);
 
-            BatchRebuild.processorSuppliers = suppliers -> {
-                Map<String, ProcessorSupplier<?, ?, ?, ?>> out = new HashMap<>(suppliers);
-                var real = (ProcessorSupplier<Object, Object, Object, Object>) suppliers.get("session-chains");
-                out.put("session-chains", () -> new Processor<Object, Object, Object, Object>() {
-                    private final Processor<Object, Object, Object, Object> chains = real.get();
-                    private int seen;
-
-                    @Override
-                    public void init(ProcessorContext<Object, Object> context) {
-                        chains.init(context);
-                    }
-
-                    @Override
-                    public void process(Record<Object, Object> record) {
-                        if (++seen == 20) throw new IllegalStateException("a bug in the chains");
-                        chains.process(record);
-                    }
-                });
-                return out;
-            };
+            BatchRebuild.processorSuppliers = BuggyProcessor.throwingOn("session-chains", 20, "a bug in the chains");
             PrintStream stderr = System.err;
             ByteArrayOutputStream said = new ByteArrayOutputStream();
             RebuildCommand.Result r;

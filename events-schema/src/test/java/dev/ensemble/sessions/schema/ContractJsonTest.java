@@ -107,20 +107,21 @@ class ContractJsonTest {
 
     @Test
     void blankIdsAreRejected() {
-        String json = "{\"eventId\":\"e5\",\"type\":\"RunStatusChanged\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
-                + "\"payload\":{\"runId\":\" \",\"status\":\"DONE\"}}";
-        assertThatThrownBy(() -> EventJson.parse(json, CLOCK)).hasMessage("RunStatusChanged e5: payload.runId: must not be blank");
-        String twoLines = "{\"eventId\":\"e6\\nx\",\"type\":\"RunStatusChanged\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
-                + "\"payload\":{\"runId\":\"r1\",\"status\":\"DONE\"}}";
-        assertThatThrownBy(() -> EventJson.parse(twoLines, CLOCK)).hasMessage("RunStatusChanged e6\nx: eventId: must not contain a line break");
-        String blankAgent = "{\"eventId\":\"e7\",\"type\":\"EngineEvent\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
-                + "\"payload\":{\"runId\":\"r1\",\"agentSessionId\":\"\\t\"}}";
-        assertThatThrownBy(() -> EventJson.parse(blankAgent, CLOCK)).hasMessage("EngineEvent e7: payload.agentSessionId: must not be blank");
-        String blankAccount = "{\"eventId\":\"e8\",\"type\":\"RunStatusChanged\",\"account\":\"  \",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\","
-                + "\"payload\":{\"runId\":\"r1\",\"status\":\"DONE\"}}";
-        assertThatThrownBy(() -> EventJson.parse(blankAccount, CLOCK)).hasMessage("RunStatusChanged e8: account: must not be blank");
+        assertRefused("e5", "RunStatusChanged", "a", "{\"runId\":\" \",\"status\":\"DONE\"}", "RunStatusChanged e5: payload.runId: must not be blank");
+        assertRefused("e6\\nx", "RunStatusChanged", "a", "{\"runId\":\"r1\",\"status\":\"DONE\"}",
+                "RunStatusChanged e6\nx: eventId: must not contain a line break");
+        assertRefused("e7", "EngineEvent", "a", "{\"runId\":\"r1\",\"agentSessionId\":\"\\t\"}",
+                "EngineEvent e7: payload.agentSessionId: must not be blank");
+        assertRefused("e8", "RunStatusChanged", "  ", "{\"runId\":\"r1\",\"status\":\"DONE\"}", "RunStatusChanged e8: account: must not be blank");
         assertThatThrownBy(() -> EventJson.parse("[1]", CLOCK)).hasMessageContaining("must be a JSON object");
         assertThatThrownBy(() -> EventJson.parse("{nope", CLOCK)).hasMessageContaining("not valid JSON");
+    }
+
+    /** An event (eventId and payload as JSON text) that {@link EventJson#parse} refuses with {@code message}. */
+    private static void assertRefused(String eventId, String type, String account, String payload, String message) {
+        String json = "{\"eventId\":\"" + eventId + "\",\"type\":\"" + type + "\",\"account\":\"" + account + "\",\"space\":\"s\","
+                + "\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\",\"payload\":" + payload + "}";
+        assertThatThrownBy(() -> EventJson.parse(json, CLOCK)).hasMessage(message);
     }
 
     private static void assertSubset(JsonNode expected, JsonNode actual, String path) {
