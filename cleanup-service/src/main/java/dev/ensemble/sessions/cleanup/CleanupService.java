@@ -1,7 +1,7 @@
 package dev.ensemble.sessions.cleanup;
 
 import dev.ensemble.sessions.schema.Topics;
-import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.streams.StreamsDefaults;
 import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

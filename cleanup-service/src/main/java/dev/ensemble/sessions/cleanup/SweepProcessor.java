@@ -61,7 +61,7 @@ final class SweepProcessor implements Processor<String, Object, String, Event> {
 
     @Override
     public void process(Record<String, Object> record) {
-        dev.ensemble.sessions.schema.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, CleanupTopology.SWEEPS);
+        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, CleanupTopology.SWEEPS);
         Object v = record.value();
         if (v instanceof RetirementView view) {
             held(record.key(), view);

@@ -19,7 +19,7 @@ import dev.ensemble.sessions.events.TaskStatus;
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
-import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.streams.StreamsDefaults;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.DeletionAuditAnswer;
 import dev.ensemble.sessions.views.RetirementView;

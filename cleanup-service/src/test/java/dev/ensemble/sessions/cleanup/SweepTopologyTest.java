@@ -5,7 +5,7 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.SessionDeletionRequested;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
-import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.streams.StreamsDefaults;
 import dev.ensemble.sessions.views.RetirementView;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;

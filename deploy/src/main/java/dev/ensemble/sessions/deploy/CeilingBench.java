@@ -3,7 +3,7 @@ package dev.ensemble.sessions.deploy;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
 import dev.ensemble.sessions.schema.Topics;
-import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.streams.StreamsDefaults;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.serialization.Serdes;

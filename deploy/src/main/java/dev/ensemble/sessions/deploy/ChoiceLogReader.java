@@ -4,7 +4,7 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.SessionChoiceOutcome;
 import dev.ensemble.sessions.events.SessionChoiceRecorded;
 import dev.ensemble.sessions.schema.Topics;
-import dev.ensemble.sessions.scorer.recalibration.Recalibration;
+import dev.ensemble.sessions.choice.recalibration.Recalibration;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;

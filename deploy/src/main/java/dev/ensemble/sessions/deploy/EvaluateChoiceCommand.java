@@ -1,9 +1,9 @@
 package dev.ensemble.sessions.deploy;
 
-import dev.ensemble.sessions.scorer.ChoiceEvaluation;
-import dev.ensemble.sessions.scorer.ConfigLoader;
-import dev.ensemble.sessions.scorer.EvaluateChoice;
-import dev.ensemble.sessions.scorer.SessionChoiceConfig;
+import dev.ensemble.sessions.choice.ChoiceEvaluation;
+import dev.ensemble.sessions.choice.ConfigLoader;
+import dev.ensemble.sessions.choice.EvaluateChoice;
+import dev.ensemble.sessions.choice.SessionChoiceConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -1,9 +1,9 @@
 package dev.ensemble.sessions.deploy;
 
-import dev.ensemble.sessions.scorer.ConfigLoader;
-import dev.ensemble.sessions.scorer.SessionChoiceConfig;
-import dev.ensemble.sessions.scorer.recalibration.Recalibration;
-import dev.ensemble.sessions.scorer.recalibration.RecalibrationReport;
+import dev.ensemble.sessions.choice.ConfigLoader;
+import dev.ensemble.sessions.choice.SessionChoiceConfig;
+import dev.ensemble.sessions.choice.recalibration.Recalibration;
+import dev.ensemble.sessions.choice.recalibration.RecalibrationReport;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;

@@ -5,10 +5,10 @@ import dev.ensemble.sessions.events.RunStatus;
 import dev.ensemble.sessions.events.SessionChoiceOutcome;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
-import dev.ensemble.sessions.scorer.ChoiceRecords;
-import dev.ensemble.sessions.scorer.Scorer;
-import dev.ensemble.sessions.scorer.SessionChoiceConfig;
-import dev.ensemble.sessions.scorer.Signals;
+import dev.ensemble.sessions.choice.ChoiceRecords;
+import dev.ensemble.sessions.choice.Scorer;
+import dev.ensemble.sessions.choice.SessionChoiceConfig;
+import dev.ensemble.sessions.choice.Signals;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -98,7 +98,7 @@ class RecalibrateCommandTest {
         Signals s = new Signals(false, false, false, false, 1, List.of("src/A.java"), 0, List.of(), false, false, true, 0.1, 2, null);
         Scorer.Ranking r = Scorer.rescore(List.of(new Scorer.StoredCandidate("sess-" + runId, Instant.parse("2026-11-01T09:00:00Z"), s)),
                 SessionChoiceConfig.defaults());
-        return ChoiceRecords.toEvent(new dev.ensemble.sessions.scorer.Decision(runId, "task-" + runId, "claude-code", "laptop", null,
+        return ChoiceRecords.toEvent(new dev.ensemble.sessions.choice.Decision(runId, "task-" + runId, "claude-code", "laptop", null,
                 r.decision(), r.band(), r.best().sessionId(), r.best().score(), "test", null, null, null,
                 SessionChoiceConfig.DEFAULT_VERSION, "h", r.candidates(), false));
     }

@@ -4,11 +4,11 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.RunClaimed;
 import dev.ensemble.sessions.events.RunStatusChanged;
 import dev.ensemble.sessions.schema.Keys;
-import dev.ensemble.sessions.scorer.ConfigWatcher;
-import dev.ensemble.sessions.scorer.CorpusStats;
-import dev.ensemble.sessions.scorer.SessionChoiceConfig;
-import dev.ensemble.sessions.scorer.TextAnalysis;
-import dev.ensemble.sessions.scorer.ViewMapping;
+import dev.ensemble.sessions.choice.ConfigWatcher;
+import dev.ensemble.sessions.choice.CorpusStats;
+import dev.ensemble.sessions.choice.SessionChoiceConfig;
+import dev.ensemble.sessions.choice.TextAnalysis;
+import dev.ensemble.sessions.choice.ViewMapping;
 import dev.ensemble.sessions.views.CorpusView;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -82,7 +82,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         if (e == null) {
             return;
         }
-        dev.ensemble.sessions.schema.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.CORPUS);
+        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.CORPUS);
         catchUp.processed(record.timestamp());
         Object p = e.getPayload(); // valid and new: the deletion guard upstream refused the others
         if (p instanceof RunClaimed rc && rc.getTask() != null) {

@@ -13,7 +13,7 @@ import dev.ensemble.sessions.events.TaskChanged;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.EventTypes;
 import dev.ensemble.sessions.schema.InvalidEventException;
-import dev.ensemble.sessions.schema.streams.DeadLetterProcessingExceptionHandler;
+import dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.DeletionAuditAnswer;

@@ -48,7 +48,7 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         if (s == null) {
             return;
         }
-        dev.ensemble.sessions.schema.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.RETIREMENT);
+        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.RETIREMENT);
         stores.indexComputers(s);
         String key = Keys.of(s.getAccount(), s.getSessionId());
         RetirementView held = views.get(key);

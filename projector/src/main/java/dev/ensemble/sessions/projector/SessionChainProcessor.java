@@ -69,7 +69,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         if (e == null) {
             return; // a tombstone on the event log means nothing
         }
-        dev.ensemble.sessions.schema.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.CHAINS);
+        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.CHAINS);
         // the deletion guard, the only processor upstream, has refused an invalid event and dropped a duplicate
         // already; every event it forwards (and each of its own decisions) is new and is recorded here
         applied.add(e);

@@ -13,7 +13,7 @@ import dev.ensemble.sessions.events.SessionDeletionRequested;
 import dev.ensemble.sessions.events.TaskFacts;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
-import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.streams.StreamsDefaults;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.TestInputTopic;

@@ -1,7 +1,7 @@
 package dev.ensemble.sessions.projector;
 
 import dev.ensemble.sessions.schema.Topics;
-import dev.ensemble.sessions.scorer.CorpusStats;
+import dev.ensemble.sessions.choice.CorpusStats;
 import dev.ensemble.sessions.views.CorpusView;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.junit.jupiter.api.Test;

@@ -14,7 +14,7 @@ import dev.ensemble.sessions.events.TaskFacts;
 import dev.ensemble.sessions.events.TaskStatus;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
-import dev.ensemble.sessions.schema.streams.StreamsDefaults;
+import dev.ensemble.sessions.streams.StreamsDefaults;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.RetirementView;
 import dev.ensemble.sessions.views.SessionView;

@@ -1,0 +1,106 @@
+package dev.ensemble.sessions.choice;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * The effective {@link SessionChoiceConfig} from the file named by {@code ENSEMBLE_SESSION_CHOICE_CONFIG} (guide §4
+ * "Tuning": checked, read again within a minute of a change; an invalid file is logged and the defaults apply).
+ * <p>
+ * {@link #current()} looks at the file's modification time and size at most once per {@code interval} (default
+ * 30 s, so a change is picked up within a minute), measured on the injected clock, and re-reads it when either
+ * changed. No file named, or the file gone: the defaults. Thread-safe.
+ */
+public final class ConfigWatcher {
+    /** Default polling interval. */
+    public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(30);
+
+    private final Path file;
+    private final Clock clock;
+    private final Duration interval;
+    private final Consumer<String> log;
+
+    private Instant lastCheck;
+    private FileTime seenMtime;
+    private long seenSize = -1;
+    private boolean seenExists;
+    private SessionChoiceConfig current = SessionChoiceConfig.defaults();
+    private String lastProblem;
+
+    /**
+     * @param file     the override file, or null for the defaults only
+     * @param clock    time source for the polling interval
+     * @param interval how often to look at the file; positive
+     * @param log      receives one line per load and per invalid file, with the reason
+     */
+    public ConfigWatcher(Path file, Clock clock, Duration interval, Consumer<String> log) {
+        if (interval.isNegative() || interval.isZero()) throw new IllegalArgumentException("interval must be positive");
+        this.file = file;
+        this.clock = Objects.requireNonNull(clock);
+        this.interval = interval;
+        this.log = Objects.requireNonNull(log);
+        check(clock.instant());
+    }
+
+    /** A watcher of the file named by {@code ENSEMBLE_SESSION_CHOICE_CONFIG} (none when unset or blank). */
+    public static ConfigWatcher fromEnvironment(Clock clock, Consumer<String> log) {
+        String name = System.getenv(ConfigLoader.ENV);
+        return new ConfigWatcher(name == null || name.isBlank() ? null : Path.of(name), clock, DEFAULT_INTERVAL, log);
+    }
+
+    /** The effective config, re-read first if the interval has passed and the file changed. */
+    public synchronized SessionChoiceConfig current() {
+        Instant now = clock.instant();
+        if (!now.isBefore(lastCheck.plus(interval))) {
+            check(now);
+        }
+        return current;
+    }
+
+    /** The reason the file was last refused, or null when it was read (or there is none). */
+    public synchronized String lastProblem() {
+        return lastProblem;
+    }
+
+    private void check(Instant now) {
+        lastCheck = now;
+        if (file == null) return;
+        boolean exists = Files.isRegularFile(file);
+        FileTime mtime = null;
+        long size = -1;
+        if (exists) {
+            try {
+                mtime = Files.getLastModifiedTime(file);
+                size = Files.size(file);
+            } catch (IOException e) {
+                exists = false;
+            }
+        }
+        if (exists == seenExists && Objects.equals(mtime, seenMtime) && size == seenSize) return;
+        seenExists = exists;
+        seenMtime = mtime;
+        seenSize = size;
+        if (!exists) {
+            current = SessionChoiceConfig.defaults();
+            lastProblem = null;
+            log.accept("session-choice config " + file + " is absent: the defaults apply (" + current.version() + ")");
+            return;
+        }
+        try {
+            current = ConfigLoader.readFile(file);
+            lastProblem = null;
+            log.accept("session-choice config " + file + " loaded: version " + current.version() + ", hash " + current.hash());
+        } catch (ConfigLoader.InvalidConfigException e) {
+            current = SessionChoiceConfig.defaults();
+            lastProblem = e.getMessage();
+            log.accept("session-choice config " + file + " is invalid, the defaults apply: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package dev.ensemble.sessions.choice;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Set;
+
+import static dev.ensemble.sessions.choice.Fx.*;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/** Guide §4 "Signals" and "Score": each signal and its part (weight × signal). */
+class SignalsTest {
+    static TaskFacts withLinks(String title, String description, String... linked) {
+        return new TaskFacts(title, description, List.of(), null, null, null, null, null, List.of(linked));
+    }
+
+    @Test
+    void link_theTaskNamesATaskOfTheSession() {
+        record Case(String rule, TaskFacts facts) {
+        }
+        List<Case> cases = List.of(
+                new Case("a dependency / @mention (linkedTaskIds)", withLinks("Wire it up", null, "t1")),
+                new Case("a link in its text (ensemble://task/<id>)", withLinks("Wire it up", "after ensemble://task/t1")),
+                new Case("a link in its text (/tasks/<id>)", withLinks("Wire it up", "after https://app/tasks/t1")),
+                new Case("a link in the run's instructions", new TaskFacts("Wire it up", null, List.of(), null, "see /tasks/t1", null, null, null, List.of())));
+        for (Case c : cases) {
+            Decision d = decide(run(c.facts()), session("s1", 600, task("t0", facts("Other")), task("t1", facts("Build the ranking API"))));
+            ScoredCandidate s = only(d);
+            assertThat(s.signals().link()).as(c.rule()).isTrue();
+            assertThat(s.signals().linkedTitle()).as(c.rule()).isEqualTo("Build the ranking API");
+            assertThat(s.parts()).as(c.rule()).containsEntry(Scorer.LINK, 10.0);
+            assertThat(d.decision()).as(c.rule()).isEqualTo(Decision.Choice.CONTINUE);
+            assertThat(d.reason()).as(c.rule()).isEqualTo("Continued the agent's session: it mentions “Build the ranking API”");
+        }
+    }
+
+    @Test
+    void deliverableMeetingParentPage_theSameOneAsATaskOfTheSession() {
+        TaskFacts mine = new TaskFacts("Write copy", null, List.of(), null, null, "del-1", "meet-1", "page-1", List.of());
+        TaskFacts theirs = new TaskFacts("Draft", null, List.of(), null, null, "del-1", "meet-1", "page-1", List.of());
+        ScoredCandidate s = only(decide(run(mine), session("s1", 600, task("t1", theirs))));
+        assertThat(s.signals().deliverable()).isTrue();
+        assertThat(s.signals().meeting()).isTrue();
+        assertThat(s.signals().parentPage()).isTrue();
+        assertThat(s.parts()).containsEntry(Scorer.DELIVERABLE, 3.0).containsEntry(Scorer.MEETING, 3.0).containsEntry(Scorer.PARENT_PAGE, 2.0);
+        TaskFacts other = new TaskFacts("Draft", null, List.of(), null, null, "del-2", "meet-2", "page-2", List.of());
+        ScoredCandidate none = only(decide(run(mine), session("s1", 600, task("t1", other))));
+        assertThat(none.parts()).doesNotContainKeys(Scorer.DELIVERABLE, Scorer.MEETING, Scorer.PARENT_PAGE);
+    }
+
+    @Test
+    void anchors_3PerAnchorUpTo6() {
+        record Case(String rule, String text, int anchors, double part) {
+        }
+        List<Case> cases = List.of(
+                new Case("one shared anchor", "Fix KAFKA-42", 1, 3),
+                new Case("two shared anchors", "Fix KAFKA-42 in SessionStore", 2, 6),
+                new Case("three shared anchors, capped at 6", "Fix KAFKA-42 in SessionStore via rankResults", 3, 6));
+        for (Case c : cases) {
+            ScoredCandidate s = only(decide(run(facts(c.text())),
+                    session("s1", 600, task("t1", facts("KAFKA-42: SessionStore and rankResults")))));
+            assertThat(s.signals().anchors()).as(c.rule()).isEqualTo(c.anchors());
+            assertThat(s.parts().get(Scorer.ANCHORS)).as(c.rule()).isEqualTo(c.part());
+        }
+    }
+
+    @Test
+    void anchors_theSessionSideIncludesTheFilesItsRunsChanged_aPathCountsOnce() {
+        TaskFacts mine = facts("Speed up core/src/main/scala/kafka/server/KafkaApis.scala");
+        ScoredCandidate s = only(decide(run(mine), session("s1", 600,
+                task("t1", facts("Refactor request handling"), List.of("core/src/main/scala/kafka/server/KafkaApis.scala")))));
+        assertThat(s.signals().anchorsShared()).containsExactly("core/src/main/scala/kafka/server/KafkaApis.scala");
+        assertThat(s.signals().anchors()).isEqualTo(1);
+        // naming only the class still meets the changed file, once
+        ScoredCandidate byName = only(decide(run(facts("Speed up KafkaApis")), session("s1", 600,
+                task("t1", facts("Refactor request handling"), List.of("core/src/main/scala/kafka/server/KafkaApis.scala")))));
+        assertThat(byName.signals().anchorsShared()).containsExactly("KafkaApis");
+    }
+
+    @Test
+    void anchors_filesEveryRepositoryHasDoNotCount() {
+        ScoredCandidate s = only(decide(run(facts("Bump package.json and README.md")), session("s1", 600,
+                task("t1", facts("x"), List.of("package.json", "README.md", "src/index.ts")))));
+        assertThat(s.signals().anchors()).isZero();
+    }
+
+    @Test
+    void anchors_inMoreThanAnchorMaxDocShareOfThePersonsTasksDoNotCount() {
+        // 100 tasks: an anchor in 20 of them (20%) counts, in 21 (over 20%) does not
+        for (int[] c : new int[][]{{20, 1}, {21, 0}}) {
+            CorpusStats corpus = new CorpusStats(ACCOUNT, COMPUTER, 2000);
+            for (int i = 0; i < 100; i++) {
+                corpus.add(new TextAnalysis.CorpusDoc("f" + i, Set.of("zz" + i), i < c[0] ? Set.of("issue:KAFKA-42") : Set.of()));
+            }
+            ScoredCandidate s = only(decide(run(facts("Fix KAFKA-42")), corpus, CFG, session("s1", 600, task("t1", facts("KAFKA-42 start")))));
+            assertThat(s.signals().anchors()).as("anchor in %d of 100 tasks", c[0]).isEqualTo(c[1]);
+        }
+    }
+
+    @Test
+    void anchors_sharedWithMoreThanHalfOfTheCandidatesDoNotCount() {
+        TaskFacts mine = facts("Fix KAFKA-42 and SessionStore");
+        // 4 candidates: KAFKA-42 in 3 (> half) does not count; SessionStore in 2 (= half) counts
+        Decision d = decide(run(mine),
+                session("s1", 10, task("t1", facts("KAFKA-42 SessionStore"))),
+                session("s2", 20, task("t2", facts("KAFKA-42 SessionStore"))),
+                session("s3", 30, task("t3", facts("KAFKA-42"))),
+                session("s4", 40, task("t4", facts("unrelated"))));
+        assertThat(of(d, "s1").signals().anchorsShared()).containsExactly("SessionStore");
+        assertThat(of(d, "s3").signals().anchors()).isZero();
+    }
+
+    @Test
+    void topic_cosineOfTfIdfVectors_onlyWithTopicMinSharedUncommonTerms() {
+        // two shared uncommon words: counts; one: does not
+        ScoredCandidate two = only(decide(run(facts("Ranking latency dashboard")), session("s1", 600, task("t1", facts("Ranking latency")))));
+        assertThat(two.signals().topic()).isGreaterThan(0.5);
+        assertThat(two.signals().topicTerms()).containsExactlyInAnyOrder("ranking", "latency");
+        assertThat(two.parts().get(Scorer.TOPIC)).isCloseTo(6 * two.signals().topic(), within(1e-12));
+        ScoredCandidate one = only(decide(run(facts("Ranking dashboard")), session("s1", 600, task("t1", facts("Ranking latency")))));
+        assertThat(one.signals().topic()).isZero();
+        // identical text: cosine 1
+        ScoredCandidate same = only(decide(run(facts("Ranking latency dashboard")), session("s1", 600, task("t1", facts("Ranking latency dashboard")))));
+        assertThat(same.signals().topic()).isCloseTo(1.0, within(1e-9));
+    }
+
+    @Test
+    void topic_aWordInMoreThanTopicCommonShareOfTasksIsCommon() {
+        CorpusStats corpus = new CorpusStats(ACCOUNT, COMPUTER, 2000);
+        for (int i = 0; i < 100; i++) corpus.add(new TextAnalysis.CorpusDoc("f" + i, i < 30 ? Set.of("rank") : Set.of("zz" + i), Set.of()));
+        ScoredCandidate s = only(decide(run(facts("Ranking latency")), corpus, CFG, session("s1", 600, task("t1", facts("Ranking latency")))));
+        assertThat(s.signals().topic()).as("rank is common (30%%), so only one uncommon shared term").isZero();
+    }
+
+    @Test
+    void topic_countsProportionallyLessBelowMinCorpus() {
+        ScoredCandidate full = only(decide(run(facts("Ranking latency dashboard")), corpus(50), CFG,
+                session("s1", 600, task("t1", facts("Ranking latency dashboard")))));
+        ScoredCandidate half = only(decide(run(facts("Ranking latency dashboard")), corpus(25), CFG,
+                session("s1", 600, task("t1", facts("Ranking latency dashboard")))));
+        assertThat(full.signals().topic()).isCloseTo(1.0, within(1e-9));
+        assertThat(half.signals().topic()).isCloseTo(0.5, within(1e-9));
+        ScoredCandidate empty = only(decide(run(facts("Ranking latency dashboard")), corpus(0), CFG,
+                session("s1", 600, task("t1", facts("Ranking latency dashboard")))));
+        assertThat(empty.signals().topic()).isZero();
+    }
+
+    @Test
+    void followUpPlus1_newWorkMinus1OnlyWhenNoLinkOrAnchorTiesIt() {
+        ScoredCandidate fu = only(decide(run(facts("Follow-up: tidy the dashboard")), session("s1", 600, task("t1", facts("x")))));
+        assertThat(fu.signals().followUp()).isTrue();
+        assertThat(fu.parts()).containsEntry(Scorer.FOLLOW_UP, 1.0);
+        ScoredCandidate nw = only(decide(run(facts("Add a billing page")), session("s1", 600, task("t1", facts("x")))));
+        assertThat(nw.signals().newWork()).isTrue();
+        assertThat(nw.parts()).containsEntry(Scorer.NEW_WORK, -1.0);
+        ScoredCandidate tied = only(decide(run(facts("Add a billing page for KAFKA-7")), session("s1", 600, task("t1", facts("KAFKA-7")))));
+        assertThat(tied.signals().newWork()).isTrue();
+        assertThat(tied.parts()).doesNotContainKey(Scorer.NEW_WORK);
+        ScoredCandidate linked = only(decide(run(withLinks("Add a billing page", null, "t1")), session("s1", 600, task("t1", facts("x")))));
+        assertThat(linked.parts()).doesNotContainKey(Scorer.NEW_WORK);
+    }
+
+    @Test
+    void warm_activeInTheLastWarmMinutes() {
+        assertThat(only(decide(run(facts("x")), session("s1", 60, task("t1", facts("y"))))).parts()).containsEntry(Scorer.WARM, 1.0);
+        S justOver = session("s1", 60, task("t1", facts("y")));
+        justOver.last = justOver.last.minusMillis(1);
+        assertThat(only(decide(run(facts("x")), justOver)).signals().warm()).isFalse();
+    }
+
+    @Test
+    void fillAndChainLength() {
+        record Case(String rule, Double fill, int tasks, Double fillPart, Double chainPart) {
+        }
+        List<Case> cases = List.of(
+                new Case("fill 40% is not more than size.soft", 0.40, 1, null, null),
+                new Case("fill over size.soft: -2", 0.41, 1, -2.0, null),
+                new Case("known fill: chain length does not count", 0.10, 30, null, null),
+                new Case("unknown fill, 8 tasks", null, 8, null, null),
+                new Case("unknown fill, over size.longChainTasks: -2", null, 9, null, -2.0));
+        for (Case c : cases) {
+            ScoredCandidate s = only(decide(run(facts("x")), session("s1", 600, task("t1", facts("y"))).fill(c.fill()).tasks(c.tasks())));
+            assertThat(s.parts().get(Scorer.FILL)).as(c.rule()).isEqualTo(c.fillPart());
+            assertThat(s.parts().get(Scorer.CHAIN)).as(c.rule()).isEqualTo(c.chainPart());
+            assertThat(s.signals().fill()).as(c.rule()).isEqualTo(c.fill());
+            assertThat(s.signals().tasks()).as(c.rule()).isEqualTo(c.tasks());
+        }
+    }
+}

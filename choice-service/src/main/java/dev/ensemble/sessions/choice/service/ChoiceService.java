@@ -1,0 +1,274 @@
+package dev.ensemble.sessions.choice.service;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.events.SessionChoiceRecorded;
+import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.EventTypes;
+import dev.ensemble.sessions.schema.InvalidEventException;
+import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.streams.StreamsDefaults;
+import dev.ensemble.sessions.choice.CandidateSession;
+import dev.ensemble.sessions.choice.ChoiceRecords;
+import dev.ensemble.sessions.choice.ConfigWatcher;
+import dev.ensemble.sessions.choice.CorpusStats;
+import dev.ensemble.sessions.choice.Decision;
+import dev.ensemble.sessions.choice.Scorer;
+import dev.ensemble.sessions.choice.SessionChoiceConfig;
+import dev.ensemble.sessions.choice.ViewMapping;
+import dev.ensemble.sessions.views.CorpusView;
+import dev.ensemble.sessions.views.RunView;
+import dev.ensemble.sessions.views.SessionView;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StoreQueryParameters;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The choice service (guide §4, DESIGN.md §5): decides for a new run whether to continue one of the agent's
+ * sessions on that computer or start a new one, in milliseconds, and records every decision as a
+ * {@code SessionChoiceRecorded} event; its topology ({@link ChoiceTopology}) records each outcome when the run
+ * ends. The decision itself is {@link Scorer#decide}: pure, so the same records always give the same decision.
+ *
+ * <p>HTTP (internal; the gateway's {@code POST /api/session-choice} forwards here), every request with
+ * {@code Authorization: Bearer <secret>} ({@link #secret()}; else 401):
+ * {@code POST /choice/decide} with a RunClaimed event in the JSON form answers the decision record, plus
+ * {@code continueFromJobId} (the run to continue from, when continuing); {@code GET /choice/config} the config in use. Config: {@code SessionChoiceConfig}
+ * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}, re-read within a minute of a change.
+ *
+ * <p>Life cycle: {@link #start()} / {@link #stop()}.
+ */
+public final class ChoiceService implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ChoiceService.class);
+
+    /**
+     * @param bootstrapServers  the cluster
+     * @param stateDir          the stores' folder
+     * @param replicationFactor of the changelogs
+     * @param host              HTTP address (127.0.0.1 locally)
+     * @param port              HTTP port (0: a free one)
+     * @param config            the session-choice config source
+     * @param clock             the decisions' time
+     */
+    public record Settings(String bootstrapServers, Path stateDir, int replicationFactor, String host, int port,
+                           ConfigWatcher config, Clock clock) {
+    }
+
+    private final Settings settings;
+    /** Decoded rarity tables by account/computer with the view sequence they were decoded from (read-only once decoded). */
+    private final Map<String, Map.Entry<Long, CorpusStats>> corpora = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Map.Entry<Long, CorpusStats>> eldest) {
+            return size() > 64;
+        }
+    };
+    private KafkaStreams streams;
+    private KafkaProducer<String, Event> producer;
+    private Javalin http;
+
+    public ChoiceService(Settings settings) {
+        this.settings = settings;
+    }
+
+    /**
+     * The bearer secret every request must carry ({@code Authorization: Bearer <secret>}): the service listens on a
+     * local port that any process of the computer can reach, and a decision it records is an event in the log for the
+     * account named in the request, so only its gateway (which checked the person's token) may call it. Random per
+     * instance (32 bytes, base64url); the gateway gets it with the URL ({@link #secret()}).
+     */
+    private final String secret = newSecret();
+
+    private static String newSecret() {
+        byte[] b = new byte[32];
+        new java.security.SecureRandom().nextBytes(b);
+        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+    }
+
+    /** The secret a caller sends as {@code Authorization: Bearer <secret>}; requests without it are refused (401). */
+    public String secret() {
+        return secret;
+    }
+
+    private void requireSecret(Context ctx) {
+        String given = ctx.header("Authorization");
+        byte[] expected = ("Bearer " + secret).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (given == null || !java.security.MessageDigest.isEqual(given.getBytes(java.nio.charset.StandardCharsets.UTF_8), expected)) {
+            ctx.status(401).json(error("unauthorized", "the choice service answers only its gateway: send its secret as "
+                    + "'Authorization: Bearer <secret>'"));
+            ctx.skipRemainingHandlers();
+        }
+    }
+
+    public synchronized ChoiceService start() {
+        Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
+                "ensemble-choice-records", Map.of());
+        producer = new KafkaProducer<>(p, new StringSerializer(), Topics.EVENTS.valueSerde().serializer());
+        streams = new KafkaStreams(ChoiceTopology.build(), StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID,
+                settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(), Map.of("commit.interval.ms", 100)));
+        StreamsDefaults.start(streams, "choice service");
+        http = Javalin.create(cfg -> cfg.showJavalinBanner = false);
+        http.exception(InvalidEventException.class, (e, ctx) -> ctx.status(400).json(error("invalid_event", e.getMessage())));
+        http.exception(ServiceUnavailable.class, (e, ctx) -> ctx.status(503).json(error("starting", e.getMessage())));
+        http.before(this::requireSecret);
+        http.post("/choice/decide", this::decide);
+        http.get("/choice/config", ctx -> ctx.contentType("application/json")
+                .result(dev.ensemble.sessions.choice.ConfigLoader.toJson(settings.config().current())));
+        http.start(settings.host(), settings.port());
+        LOG.info("choice service listening on http://{}:{}", settings.host(), http.port());
+        return this;
+    }
+
+    /** The base URL of the decision endpoint. */
+    public String url() {
+        return "http://" + settings.host() + ":" + http.port();
+    }
+
+    /** Waits until its stores can be read. */
+    public void awaitReady(Duration timeout) throws InterruptedException {
+        long until = System.nanoTime() + timeout.toNanos();
+        while (streams.state() != KafkaStreams.State.RUNNING) {
+            if (System.nanoTime() > until) {
+                throw new IllegalStateException("the choice service did not start within " + timeout);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private void decide(Context ctx) throws Exception {
+        Event claim = EventJson.fromJson(EventJson.mapper().readTree(ctx.body()), settings.clock());
+        if (!(claim.getPayload() instanceof RunClaimed rc)) {
+            throw new InvalidEventException(claim.getEventId(), EventTypes.typeOf(claim), "type",
+                    "a session choice is made for a RunClaimed event");
+        }
+        ObjectNode out = decide(claim, rc);
+        ctx.json(out);
+    }
+
+    /** Decides for a claim, appends the record to the event log, and returns the record's JSON. */
+    ObjectNode decide(Event claim, RunClaimed rc) throws Exception {
+        String account = claim.getAccount();
+        SessionChoiceConfig cfg = settings.config().current();
+        List<SessionView> views = sessionsOf(account);
+        List<CandidateSession> sessions = new ArrayList<>(views.size());
+        Map<String, SessionView> byId = new HashMap<>();
+        for (SessionView v : views) {
+            sessions.add(ViewMapping.candidate(v));
+            byId.put(v.getSessionId(), v);
+        }
+        CorpusStats corpus = corpusOf(account, rc.getComputerId(), cfg);
+        Decision d = Scorer.decide(ViewMapping.newRun(rc, account, claim.getSpace()), sessions, corpus, cfg,
+                settings.clock().instant(), System::nanoTime);
+        SessionChoiceRecorded record = ChoiceRecords.toEvent(d);
+        Event e = Event.newBuilder()
+                .setEventId(UUID.randomUUID().toString()) // every decision is recorded, asked twice or not
+                .setAccount(account).setSpace(claim.getSpace())
+                .setOccurredAt(settings.clock().instant().truncatedTo(ChronoUnit.MILLIS))
+                .setRecordedAt(settings.clock().instant().truncatedTo(ChronoUnit.MILLIS))
+                .setSource("service:choice").setPayload(record).build();
+        producer.send(new ProducerRecord<>(Topics.EVENTS.name(), account, e)).get(30, TimeUnit.SECONDS);
+        ObjectNode out = EventJson.recordToJson(record);
+        out.put("eventId", e.getEventId());
+        String continueFrom = null;
+        if (d.decision() == Decision.Choice.CONTINUE && byId.get(d.sessionId()) != null) {
+            List<RunView> runs = byId.get(d.sessionId()).getRuns();
+            continueFrom = runs.get(runs.size() - 1).getRunId();
+        }
+        out.put("continueFromJobId", continueFrom);
+        out.put("briefReport", d.briefReport());
+        return out;
+    }
+
+    private List<SessionView> sessionsOf(String account) {
+        List<SessionView> out = new ArrayList<>();
+        try (KeyValueIterator<String, SessionView> it = this.<SessionView>store(ChoiceTopology.SESSIONS)
+                .prefixScan(Keys.prefix(account), new StringSerializer())) {
+            it.forEachRemaining(kv -> out.add(kv.value));
+        }
+        return out;
+    }
+
+    private CorpusStats corpusOf(String account, String computerId, SessionChoiceConfig cfg) {
+        String key = Keys.of(account, computerId);
+        CorpusView v = this.<CorpusView>store(ChoiceTopology.CORPUS).get(key);
+        if (v == null) {
+            return new CorpusStats(account, computerId, cfg.limits().corpusTasks());
+        }
+        synchronized (corpora) {
+            Map.Entry<Long, CorpusStats> held = corpora.get(key);
+            if (held != null && held.getKey() == v.getSequence()) {
+                return held.getValue();
+            }
+        }
+        ByteBuffer b = v.getStats().duplicate();
+        byte[] bytes = new byte[b.remaining()];
+        b.get(bytes);
+        CorpusStats stats = CorpusStats.fromBytes(bytes);
+        synchronized (corpora) {
+            corpora.put(key, Map.entry(v.getSequence(), stats));
+        }
+        return stats;
+    }
+
+    private <V> ReadOnlyKeyValueStore<String, V> store(String name) {
+        try {
+            return streams.store(StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.<String, V>keyValueStore()));
+        } catch (InvalidStateStoreException e) {
+            throw new ServiceUnavailable("the choice service is loading its views (" + streams.state() + "); try again in a few seconds");
+        }
+    }
+
+    static final class ServiceUnavailable extends RuntimeException {
+        ServiceUnavailable(String m) {
+            super(m);
+        }
+    }
+
+    private static ObjectNode error(String code, String message) {
+        return EventJson.mapper().createObjectNode().put("error", code).put("message", message);
+    }
+
+    public synchronized void stop() {
+        if (http != null) {
+            http.stop();
+            http = null;
+        }
+        if (streams != null) {
+            StreamsDefaults.close(streams, Duration.ofSeconds(30));
+            streams = null;
+        }
+        if (producer != null) {
+            producer.close(Duration.ofSeconds(10));
+            producer = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+    }
+
+}

@@ -1,0 +1,125 @@
+package dev.ensemble.sessions.streams;
+
+import dev.ensemble.sessions.schema.Topics;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.Cache;
+import org.rocksdb.LRUCache;
+import org.rocksdb.Options;
+import org.rocksdb.WriteBufferManager;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * The Kafka Streams settings every service of the system shares (DESIGN.md §8, Streams hygiene):
+ * exactly-once v2, explicit names for every internal resource, the built-in dead-letter topic for records
+ * that cannot be decoded or processed (they are logged, sent there with the reason in headers, and
+ * processing goes on; a record whose processing failed on a bug is first undone by a task restart,
+ * {@link DeadLetterProcessingExceptionHandler}), and RocksDB bounded by one cache shared by every store of the JVM.
+ */
+public final class StreamsDefaults {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StreamsDefaults.class);
+    private StreamsDefaults() {
+    }
+
+    /**
+     * Properties for an application.
+     *
+     * @param applicationId     the Streams application id (and consumer group)
+     * @param bootstrapServers  the cluster
+     * @param stateDir          where RocksDB stores live
+     * @param replicationFactor of internal topics (1 on a single broker)
+     * @param overrides         any further settings, applied last
+     */
+    public static Properties properties(String applicationId, String bootstrapServers, Path stateDir,
+                                        int replicationFactor, Map<String, ?> overrides) {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        p.put(StreamsConfig.ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING_CONFIG, true);
+        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, replicationFactor);
+        p.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, Topics.DEAD_LETTER.name());
+        p.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProcessingExceptionHandler.class);
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true); // the same for global stores
+        p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDb.class);
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 32L * 1024 * 1024);
+        p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), 256 * 1024);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), Topics.LARGE_RECORD_BYTES);
+        if (overrides != null) {
+            p.putAll(overrides);
+        }
+        return p;
+    }
+
+    /**
+     * Starts a Streams instance so that nothing stops it for good: a stream thread that dies of an uncaught error
+     * is logged and replaced (its tasks restart from the last commit, exactly-once), instead of the Kafka Streams
+     * default of shutting the whole client down.
+     *
+     * @param name the service's name for the log ("projector", "cleanup", ...)
+     */
+    public static void start(org.apache.kafka.streams.KafkaStreams streams, String name) {
+        streams.setUncaughtExceptionHandler(ex -> {
+            LOG.error("{} stream thread failed; replacing it", name, ex);
+            return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+        streams.start();
+    }
+
+    /**
+     * Closes a Streams instance cleanly: commits, and leaves its consumer group so that a restart (or the
+     * other instances) take its partitions at once instead of after the session timeout.
+     */
+    public static void close(org.apache.kafka.streams.KafkaStreams streams, java.time.Duration timeout) {
+        streams.close(org.apache.kafka.streams.CloseOptions.groupMembershipOperation(
+                org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(timeout));
+    }
+
+    /**
+     * Bounds the memory of every RocksDB store of this JVM with one shared 64 MiB block cache, which also
+     * counts the memtables (RocksDB's WriteBufferManager), as the Kafka Streams memory-management guide
+     * describes.
+     */
+    public static final class BoundedRocksDb implements RocksDBConfigSetter {
+        static final long TOTAL_OFF_HEAP_BYTES = 64L * 1024 * 1024;
+        static final long TOTAL_MEMTABLE_BYTES = 16L * 1024 * 1024;
+        private static final Cache CACHE;
+        private static final WriteBufferManager WRITE_BUFFERS;
+
+        static {
+            org.rocksdb.RocksDB.loadLibrary();
+            CACHE = new LRUCache(TOTAL_OFF_HEAP_BYTES, -1, false, 0.1);
+            WRITE_BUFFERS = new WriteBufferManager(TOTAL_MEMTABLE_BYTES, CACHE);
+        }
+
+        @Override
+        public void setConfig(String storeName, Options options, Map<String, Object> configs) {
+            BlockBasedTableConfig table = (BlockBasedTableConfig) options.tableFormatConfig();
+            table.setBlockCache(CACHE);
+            table.setCacheIndexAndFilterBlocks(true);
+            table.setPinTopLevelIndexAndFilter(true);
+            options.setWriteBufferManager(WRITE_BUFFERS);
+            options.setMaxWriteBufferNumber(2);
+            options.setWriteBufferSize(4L * 1024 * 1024);
+            options.setTableFormatConfig(table);
+        }
+
+        @Override
+        public void close(String storeName, Options options) {
+            // the cache and write buffer manager are shared by every store and live as long as the JVM
+        }
+    }
+}
