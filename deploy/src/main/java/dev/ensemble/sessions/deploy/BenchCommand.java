@@ -37,10 +37,6 @@ final class BenchCommand implements Callable<Integer> {
             + "events) and run only the replay benchmarks, in a JVM that has not run the projector yet (as the rebuild command does)")
     boolean replayOnly;
 
-    @Option(names = "--rebuild", defaultValue = "both", description = "which rebuild the replay benchmarks time: batch, streams or "
-            + "both (default ${DEFAULT-VALUE})")
-    String rebuild;
-
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -50,7 +46,6 @@ final class BenchCommand implements Callable<Integer> {
         require(warmupEvents >= 0, "--warmup-events must be 0 or more, not " + warmupEvents);
         require(accounts >= 1, "--accounts must be 1 or more, not " + accounts);
         require(partitions >= 1, "--partitions must be 1 or more, not " + partitions);
-        require(java.util.Set.of("batch", "streams", "both").contains(rebuild), "--rebuild must be batch, streams or both, not " + rebuild);
         require(!replayOnly || recalibrateDecisions > 0, "--replay-only runs the replay benchmarks: --recalibrate-decisions must be 1 or more");
         require(recalibrateDecisions >= 0, "--recalibrate-decisions must be 0 or more, not " + recalibrateDecisions);
         for (String key : settings.keySet()) {
@@ -78,7 +73,7 @@ final class BenchCommand implements Callable<Integer> {
             }
             if (recalibrateDecisions > 0) {
                 ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), new java.util.HashMap<>(settings), recalibrateDecisions,
-                        !rebuild.equals("streams"), !rebuild.equals("batch"), System.out);
+                        System.out);
             }
             if (ceiling) {
                 System.out.println();

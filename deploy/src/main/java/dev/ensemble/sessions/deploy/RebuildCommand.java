@@ -1,6 +1,5 @@
 package dev.ensemble.sessions.deploy;
 
-import dev.ensemble.sessions.projector.BatchRebuild;
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
 import dev.ensemble.sessions.projector.RetirementRules;
@@ -20,15 +19,12 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code ensemble-sessions rebuild [--data-dir DIR] [--streams]}: with the system stopped, rebuilds every view of the
- * projector by replaying the log (DESIGN.md §1): starts the data folder's broker (its lock refuses while {@code up}
- * runs), resets the projector ({@link ProjectorRebuild#reset}: state folder, group offsets, internal topics), and
- * replays: by default in one batch ({@link BatchRebuild}: the projector's processors outside Kafka Streams, one
- * transaction writing the changelogs, views and offsets; the next {@code up} restores the stores from them), with
- * {@code --streams}, or when the log does not fit in the heap, or when the batch stops on a failure that is not its
- * record's, by running the projector until it has processed every event and published the last views. Killed
- * half-way, running the command again starts over; running {@code up} instead goes on from where the replay was (after
- * a killed batch: from the beginning of the log, replayed by the projector).
+ * {@code ensemble-sessions rebuild [--data-dir DIR]}: with the system stopped, rebuilds every view of the projector by
+ * replaying the log (DESIGN.md §1): starts the data folder's broker (its lock refuses while {@code up} runs), resets the
+ * projector with Kafka's tools ({@link ProjectorRebuild#reset}: the application reset tool for the group's offsets and
+ * the internal topics, {@code KafkaStreams.cleanUp()} for the state folder), and runs the projector (Kafka Streams, its
+ * own topology) until it has processed every event and published the last views. Killed half-way, running the command
+ * again starts over; running {@code up} instead goes on from where the replay was.
  */
 @Command(name = "rebuild", mixinStandardHelpOptions = true,
         description = "With the system stopped, rebuild the projector's views by replaying the event log.")
@@ -52,20 +48,13 @@ final class RebuildCommand implements Callable<Integer> {
             + "cleaned up after this many days (the retirement views depend on it; default ${DEFAULT-VALUE})")
     int completedWindowDays;
 
-    @Option(names = "--streams", description = "replay with the projector itself (Kafka Streams) instead of the batch replay: slower, "
-            + "but its memory does not grow with the log")
-    boolean streams;
-
     PrintStream out = System.out;
 
     /** How long a rebuild waits for a killed projector's membership to expire (the broker's session timeout is 45 s). */
     static final Duration MEMBERS_LEAVE = Duration.ofSeconds(60);
 
-    /**
-     * What a rebuild did: events replayed, how long it took (reset excluded), and how: {@code batch}
-     * ({@link BatchRebuild}, with its own figures in {@code batch}) or {@code streams} (the projector replayed the log; {@code batch} null).
-     */
-    record Result(long events, Duration elapsed, String how, BatchRebuild.Result batch) {
+    /** What a rebuild did: events replayed, and how long it took (reset excluded; to the last view published). */
+    record Result(long events, Duration elapsed) {
         double eventsPerSecond() {
             return events / Math.max(1e-9, elapsed.toNanos() / 1e9);
         }
@@ -93,9 +82,9 @@ final class RebuildCommand implements Callable<Integer> {
                 bootstrap = kafka.bootstrapServers();
             }
             Result r = rebuild(bootstrap, data.state("projector"), replicationFactor, Map.of(),
-                    RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays)), true, !streams);
-            out.printf(Locale.ROOT, "Rebuilt the views from %,d events in %.1f s (%,.0f events/s, %s)%n", r.events(),
-                    r.elapsed().toNanos() / 1e9, r.eventsPerSecond(), r.how().equals("batch") ? "batch replay" : "replayed by the projector");
+                    RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays)), true);
+            out.printf(Locale.ROOT, "Rebuilt the views from %,d events in %.1f s (%,.0f events/s, replayed by the projector)%n",
+                    r.events(), r.elapsed().toNanos() / 1e9, r.eventsPerSecond());
             return 0;
         } finally {
             if (kafka != null) kafka.close();
@@ -103,35 +92,14 @@ final class RebuildCommand implements Callable<Integer> {
     }
 
     /**
-     * Resets the projector and replays the log: in one batch ({@link BatchRebuild}) when {@code batch} and the log fits
-     * in this JVM's heap, else (or when the batch stops on a failure that is not the record's) with the projector
-     * itself. A progress bar on stderr when {@code progress}.
+     * Resets the projector ({@link ProjectorRebuild#reset}) and replays the log with the projector itself, until its
+     * committed offsets reach the log's end and the last view it changed is published. A progress bar on stderr when
+     * {@code progress}.
      */
     static Result rebuild(String bootstrap, Path stateDir, int replicationFactor, Map<String, ?> overrides, RetirementRules.Config rules,
-                          boolean progress, boolean batch)
-            throws InterruptedException {
+                          boolean progress) throws InterruptedException {
+        long total = ProjectorRebuild.reset(bootstrap, stateDir, MEMBERS_LEAVE, System.err::println);
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-            long total = ProjectorRebuild.reset(admin, stateDir, Duration.ofSeconds(60), MEMBERS_LEAVE, System.err::println);
-            if (batch && !BatchRebuild.fits(total)) {
-                System.err.printf(Locale.ROOT, "The log's %,d events need about %,d MB of heap for a batch replay and this JVM has %,d MB: "
-                                + "replaying with the projector instead (slower; ENSEMBLE_JAVA_OPTS=-Xmx… gives more)%n", total,
-                        total * BatchRebuild.BYTES_PER_EVENT >> 20, Runtime.getRuntime().maxMemory() >> 20);
-            } else if (batch) {
-                ProgressBar bar = progress && total > 0 ? bar(total) : null;
-                try {
-                    BatchRebuild.Result r = BatchRebuild.run(bootstrap, stateDir, replicationFactor, rules, n -> {
-                        if (bar != null) bar.stepTo(n);
-                    });
-                    if (bar != null) bar.maxHint(r.events()); // the offsets counted transaction markers too: the bar ends full
-                    return new Result(r.events(), r.elapsed(), "batch", r);
-                } catch (BatchRebuild.Failed e) {
-                    System.err.println("The batch replay stopped (" + e.getMessage() + (e.getCause() == null ? "" : ": " + e.getCause())
-                            + "); replaying with the projector instead, which retries as it does live");
-                    ProjectorRebuild.reset(admin, stateDir, Duration.ofSeconds(60), MEMBERS_LEAVE, System.err::println);
-                } finally {
-                    if (bar != null) bar.close();
-                }
-            }
             long start = System.nanoTime();
             ProgressBar bar = progress && total > 0 ? bar(total) : null;
             try (Projector projector = new Projector(bootstrap, stateDir, replicationFactor, overrides, rules)) {
@@ -145,7 +113,7 @@ final class RebuildCommand implements Callable<Integer> {
                     throw new IllegalStateException("the views were still being published 5 minutes after the replay");
                 }
                 // done when every event is processed and the last view it changed is published
-                return new Result(total, Duration.ofNanos(lastView[0] - start), "streams", null);
+                return new Result(total, Duration.ofNanos(lastView[0] - start));
             } finally {
                 if (bar != null) bar.close();
             }

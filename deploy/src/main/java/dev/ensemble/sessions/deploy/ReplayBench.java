@@ -1,7 +1,6 @@
 package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.events.RunStatus;
-import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.RetirementRules;
 import dev.ensemble.sessions.events.SessionChoiceOutcome;
 import dev.ensemble.sessions.choice.ChoiceRecords;
@@ -34,53 +33,24 @@ final class ReplayBench {
     }
 
     /**
-     * Rebuild (the batch replay, the projector's restore of what it wrote, and the replay by the projector itself) and
-     * recalibration measured; prints a Markdown table.
+     * Rebuild (the projector's own topology under Kafka Streams, from the reset log) and recalibration measured; prints
+     * a Markdown table.
      */
-    static void run(String bootstrap, Path stateDir, Map<String, ?> overrides, int decisions, boolean batch, boolean streams, PrintStream out)
+    static RebuildCommand.Result run(String bootstrap, Path stateDir, Map<String, ?> overrides, int decisions, PrintStream out)
             throws Exception {
         out.println();
         out.println("rebuilding the views from the log …");
-        RetirementRules.Config rules = RetirementRules.Config.defaults();
-        RebuildCommand.Result b = batch ? RebuildCommand.rebuild(bootstrap, stateDir, 1, overrides, rules, false, true) : null;
-        double restore = batch ? restoreSeconds(bootstrap, stateDir, overrides) : 0;
-        RebuildCommand.Result s = streams ? RebuildCommand.rebuild(bootstrap, stateDir, 1, overrides, rules, false, false) : null;
+        RebuildCommand.Result s = RebuildCommand.rebuild(bootstrap, stateDir, 1, overrides, RetirementRules.Config.defaults(), false);
         Recal c = recalibrate(decisions, new Random(7));
         out.println();
         out.println("| replay | items | seconds | items/s |");
         out.println("|---|---:|---:|---:|");
-        if (b != null) {
-            out.printf(Locale.ROOT, "| rebuild: %s (reset excluded; to the last view visible) | %,d events | %.1f | %,.0f |%n",
-                    b.how().equals("batch") ? "batch replay" : "batch replay refused, replayed by the projector", b.events(),
-                    b.elapsed().toNanos() / 1e9, b.eventsPerSecond());
-            out.printf(Locale.ROOT, "| the projector's first start after it: restoring its stores from the changelogs | – | %.1f | – |%n", restore);
-        }
-        if (s != null) {
-            out.printf(Locale.ROOT, "| rebuild: replayed by the projector (`rebuild --streams`) | %,d events | %.1f | %,.0f |%n", s.events(),
-                    s.elapsed().toNanos() / 1e9, s.eventsPerSecond());
-        }
+        out.printf(Locale.ROOT, "| rebuild: replayed by the projector (reset excluded; to the last view visible) | %,d events | %.1f | %,.0f |%n",
+                s.events(), s.elapsed().toNanos() / 1e9, s.eventsPerSecond());
         out.printf(Locale.ROOT, "| recalibrate (re-score, summary, HTML) | %,d decisions | %.2f | %,.0f |%n", c.decisions(), c.seconds(),
                 c.decisions() / c.seconds());
         out.printf(Locale.ROOT, "recalibration: %,d decisions change; summary and HTML report %,d characters%n", c.changed(), c.htmlBytes());
-        if (b != null && b.batch() != null) {
-            out.printf(Locale.ROOT, "batch rebuild: replay %.1f s, write and commit %.1f s (%,d store entries, %,d view records, %,d decisions, "
-                            + "%,d dead letters)%n", b.batch().replay().toNanos() / 1e9, b.batch().write().toNanos() / 1e9, b.batch().storeRecords(),
-                    b.batch().viewRecords(), b.batch().appended(), b.batch().deadLettered());
-        }
-    }
-
-    /** Starts the projector and times it until it runs (its stores restored from the changelogs), then stops it. */
-    private static double restoreSeconds(String bootstrap, Path stateDir, Map<String, ?> overrides) throws InterruptedException {
-        long start = System.nanoTime();
-        try (Projector p = new Projector(bootstrap, stateDir, 1, overrides)) {
-            p.start();
-            long until = System.nanoTime() + java.time.Duration.ofMinutes(10).toNanos();
-            while (!p.restored()) {
-                if (System.nanoTime() > until) throw new IllegalStateException("the projector did not restore its stores in 10 minutes");
-                Thread.sleep(20);
-            }
-            return (System.nanoTime() - start) / 1e9;
-        }
+        return s;
     }
 
     record Recal(int decisions, double seconds, int changed, int htmlBytes) {

@@ -1,10 +1,7 @@
 package dev.ensemble.sessions.deploy;
 
-import dev.ensemble.sessions.projector.BatchRebuild;
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
-import dev.ensemble.sessions.projector.RetirementRules;
-import dev.ensemble.sessions.projector.testing.BuggyProcessor;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.clients.admin.Admin;
@@ -32,12 +29,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code rebuild --data-dir DIR} as a user runs it, on a data folder whose broker holds a log the projector has
- * folded: it replays in one batch by default, with the projector itself given {@code --streams}, and both leave the
- * session views the projector had published live.
+ * folded: it resets the projector with Kafka's tools and replays the log with the projector itself, and leaves the
+ * session views the projector had published live; twice in a row (a second rebuild resets the first one's state).
  */
 class RebuildCommandTest {
     @Test
-    void rebuildReplaysInOneBatchOrWithTheProjectorAndGivesTheLiveSessionViewsBack(@TempDir Path dir) throws Exception {
+    void rebuildReplaysWithTheProjectorAndGivesTheLiveSessionViewsBackEachTime(@TempDir Path dir) throws Exception {
         DataDir data = new DataDir(dir.resolve("data"));
         data.createPrivate();
         Map<String, SessionView> live;
@@ -54,9 +51,8 @@ class RebuildCommandTest {
         }
         assertThat(live).hasSizeGreaterThan(40);
 
-        for (List<String> args : List.<List<String>>of(List.of(), List.of("--streams"))) {
+        for (int round = 1; round <= 2; round++) {
             List<String> all = new ArrayList<>(List.of("--data-dir", data.root().toString(), "--kafka-port", "0"));
-            all.addAll(args);
             Map<TopicPartition, Long> before;
             try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
                 kafka.waitUntilReady(Duration.ofSeconds(60));
@@ -68,62 +64,15 @@ class RebuildCommandTest {
             int code = new CommandLine(command).execute(all.toArray(String[]::new));
             String printed = out.toString(StandardCharsets.UTF_8);
             assertThat(code).as(printed).isZero();
-            assertThat(printed).containsPattern("Rebuilt the views from 3,000 events in [0-9.]+ s \\([0-9,]+ events/s, "
-                    + (args.isEmpty() ? "batch replay" : "replayed by the projector") + "\\)");
+            assertThat(printed).containsPattern("Rebuilt the views from 3,000 events in [0-9.]+ s \\([0-9,]+ events/s, replayed by the projector\\)");
             try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 Map<String, SessionView> rebuilt = sessionViews(kafka.bootstrapServers(), before); // written by this rebuild
-                assertThat(rebuilt.keySet()).as("after rebuild " + args).isEqualTo(live.keySet());
+                assertThat(rebuilt.keySet()).as("after rebuild " + round).isEqualTo(live.keySet());
                 List<String> differ = live.keySet().stream().filter(k -> !tree(live.get(k)).equals(tree(rebuilt.get(k)))).sorted().toList();
-                assertThat(differ).as("after rebuild " + args + ": " + differ.size() + " of " + live.size() + " differ; first: "
+                assertThat(differ).as("after rebuild " + round + ": " + differ.size() + " of " + live.size() + " differ; first: "
                         + (differ.isEmpty() ? "" : json(live.get(differ.get(0))) + " rebuilt " + json(rebuilt.get(differ.get(0))))).isEmpty();
             }
-        }
-    }
-
-    /**
-     * When the batch stops on a failure that is not its record's (here a processor with a bug on the 20th record), the
-     * rebuild says so and replays with the projector instead, and still gives the live session views back.
-     */
-    @Test
-    void aBatchThatStopsFallsBackToTheProjectorAndGivesTheLiveViewsBack(@TempDir Path dir) throws Exception {
-        DataDir data = new DataDir(dir.resolve("data"));
-        data.createPrivate();
-        try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
-            kafka.waitUntilReady(Duration.ofSeconds(60));
-            String bootstrap = kafka.bootstrapServers();
-            Bench.appendOnly(bootstrap, new Bench.Settings(800, 20, 2, Map.of(), 0), new PrintStream(new ByteArrayOutputStream()));
-            try (Projector p = new Projector(bootstrap, data.state("projector"), 1, Map.of("commit.interval.ms", 100));
-                 Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
-                p.start();
-                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
-                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
-            }
-            Map<String, SessionView> live = sessionViews(bootstrap, Map.of());
-            assertThat(live).hasSizeGreaterThan(10);
-            Map<TopicPartition, Long> before = ends(bootstrap);
-
-            BatchRebuild.processorSuppliers = BuggyProcessor.throwingOn("session-chains", 20, "a bug in the chains");
-            PrintStream stderr = System.err;
-            ByteArrayOutputStream said = new ByteArrayOutputStream();
-            RebuildCommand.Result r;
-            try {
-                System.setErr(new PrintStream(said, true, StandardCharsets.UTF_8));
-                r = RebuildCommand.rebuild(bootstrap, data.state("projector"), 1, Map.of("commit.interval.ms", 100),
-                        RetirementRules.Config.defaults(), false, true);
-            } finally {
-                System.setErr(stderr);
-                BatchRebuild.processorSuppliers = p -> p;
-            }
-            assertThat(r.how()).isEqualTo("streams");
-            assertThat(said.toString(StandardCharsets.UTF_8))
-                    .contains("The batch replay stopped (batch rebuild: processor session-chains failed on sessions.events-")
-                    .contains("a bug in the chains")
-                    .contains("replaying with the projector instead");
-            Map<String, SessionView> rebuilt = sessionViews(bootstrap, before);
-            assertThat(rebuilt.keySet()).isEqualTo(live.keySet());
-            assertThat(live.keySet().stream().filter(k -> !tree(live.get(k)).equals(tree(rebuilt.get(k)))).toList())
-                    .as("sessions whose view differs after the fallback").isEmpty();
         }
     }
 

@@ -3,7 +3,6 @@ package dev.ensemble.sessions.projector;
 import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.streams.StreamsDefaults;
-import dev.ensemble.sessions.streams.WriteBackStore;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.DeletionState;
@@ -118,16 +117,21 @@ public final class Projector implements AutoCloseable {
      *                       and throwaway replays, where writing every store to disk on every commit dominates
      */
     public static Topology buildTopology(RetirementRules.Config rules, boolean inMemoryStores) {
-        return buildTopology(processors(rules, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn)), inMemoryStores);
+        ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
+        ProcessorSupplier<String, Event, String, Object> guard =
+                () -> new DeletionProcessor(rules, List.of(DeletionProcessor.CHAINS, DeletionProcessor.CORPUS));
+        ProcessorSupplier<String, Event, String, SessionView> chains = SessionChainProcessor::new;
+        ProcessorSupplier<String, SessionView, String, RetirementView> retirement = () -> new RetirementProcessor(rules);
+        ProcessorSupplier<String, Event, String, dev.ensemble.sessions.views.CorpusView> corpus = () -> new CorpusProcessor(config);
+        return buildTopology(Map.of(DeletionProcessor.GUARD, guard, DeletionProcessor.CHAINS, chains,
+                DeletionProcessor.RETIREMENT, retirement, DeletionProcessor.CORPUS, corpus), inMemoryStores);
     }
 
     /** The name of the topology's source node (the event log). */
     static final String SOURCE = "events-source";
 
-    /** The topology of {@link #buildTopology(RetirementRules.Config, boolean)} with these processors ({@link #processors}). */
-    static Topology buildTopology(Map<String, ProcessorSupplier<?, ?, ?, ?>> processors, boolean inMemoryStores) {
-        java.util.function.Function<String, org.apache.kafka.streams.state.KeyValueBytesStoreSupplier> store =
-                name -> inMemoryStores ? Stores.inMemoryKeyValueStore(name) : Stores.persistentKeyValueStore(name);
+    /** The topology with these processors by node name (each supplier makes a new instance per task). */
+    private static Topology buildTopology(Map<String, ProcessorSupplier<?, ?, ?, ?>> processors, boolean inMemoryStores) {
         String guard = DeletionProcessor.GUARD;
         String chains = DeletionProcessor.CHAINS;
         String retirement = DeletionProcessor.RETIREMENT;
@@ -140,7 +144,8 @@ public final class Projector implements AutoCloseable {
         t.addProcessor(retirement, processors.get(retirement), chains, guard);
         t.addProcessor(corpus, processors.get(corpus), guard);
         for (StoreSpec spec : STORES) {
-            t.addStateStore(held(spec.inMemory() ? Stores.inMemoryKeyValueStore(spec.name()) : store.apply(spec.name()), spec.serde()),
+            t.addStateStore(Stores.keyValueStoreBuilder(spec.inMemory() || inMemoryStores ? Stores.inMemoryKeyValueStore(spec.name())
+                            : Stores.persistentKeyValueStore(spec.name()), Serdes.String(), spec.serde()).withCachingEnabled(),
                     spec.processors().toArray(String[]::new));
         }
         t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
@@ -157,77 +162,40 @@ public final class Projector implements AutoCloseable {
     }
 
     /**
-     * The projector's processors by node name (the guard, the session chains, the retirement rules, the corpus
-     * statistics), each supplier making a new instance per task; {@link #buildTopology} connects them,
-     * {@link BatchRebuild} runs them outside Kafka Streams.
-     *
-     * @param config the analysis config of the corpus statistics
-     */
-    static Map<String, ProcessorSupplier<?, ?, ?, ?>> processors(RetirementRules.Config rules, ConfigWatcher config) {
-        ProcessorSupplier<String, Event, String, Object> guard =
-                () -> new DeletionProcessor(rules, List.of(DeletionProcessor.CHAINS, DeletionProcessor.CORPUS));
-        ProcessorSupplier<String, Event, String, SessionView> chains = SessionChainProcessor::new;
-        ProcessorSupplier<String, SessionView, String, RetirementView> retirement = () -> new RetirementProcessor(rules);
-        ProcessorSupplier<String, Event, String, dev.ensemble.sessions.views.CorpusView> corpus = () -> new CorpusProcessor(config);
-        return Map.of(DeletionProcessor.GUARD, guard, DeletionProcessor.CHAINS, chains, DeletionProcessor.RETIREMENT, retirement,
-                DeletionProcessor.CORPUS, corpus);
-    }
-
-    /**
      * One of the projector's state stores: its name (and so its changelog, {@code <application.id>-<name>-changelog}),
      * how its values are encoded (in the store and its changelog; keys are UTF-8 Strings), whether it is kept in memory
-     * also when the others are RocksDB stores, how a processor iterates it, and the processors that use it.
+     * also when the others are RocksDB stores, and the processors that use it.
      */
-    record StoreSpec(String name, org.apache.kafka.common.serialization.Serde<?> serde, boolean inMemory, Iteration iteration,
-                     List<String> processors) {
+    record StoreSpec(String name, org.apache.kafka.common.serialization.Serde<?> serde, boolean inMemory, List<String> processors) {
     }
 
-    /** How a processor iterates a store: never, only whole ({@code all}, e.g. to publish), or by key ranges or prefixes. */
-    enum Iteration { NONE, WHOLE, RANGES }
-
-    /** Every state store of the projector's topology ({@link #buildTopology(RetirementRules.Config, boolean)}, {@link BatchRebuild}). */
+    /** Every state store of the projector's topology ({@link #buildTopology(RetirementRules.Config, boolean)}). */
     static final List<StoreSpec> STORES = List.of(
-            new StoreSpec(StoreNames.EVENT_IDS, Serdes.Long(), false, Iteration.NONE, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
-            new StoreSpec(StoreNames.RUN_EVENT_IDS, AppliedEvents.RunEventIds.SERDE, false, Iteration.NONE, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
-            new StoreSpec(StoreNames.SESSION_CHAINS, AvroSerde.of(SessionView.class), false, Iteration.NONE,
+            new StoreSpec(StoreNames.EVENT_IDS, Serdes.Long(), false, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.RUN_EVENT_IDS, AppliedEvents.RunEventIds.SERDE, false, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.SESSION_CHAINS, AvroSerde.of(SessionView.class), false,
                     List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.RUN_INDEX, AvroSerde.of(RunRef.class), false, Iteration.NONE, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
-            new StoreSpec(StoreNames.TASK_SESSIONS, Serdes.String(), false, Iteration.NONE, List.of(DeletionProcessor.CHAINS)),
-            new StoreSpec(StoreNames.PENDING_VIEWS, Serdes.Long(), true, Iteration.WHOLE, List.of(DeletionProcessor.CHAINS)),
-            new StoreSpec(StoreNames.PARKED_RUNS, AvroSerde.of(ParkedEvents.class), false, Iteration.NONE, List.of(DeletionProcessor.CHAINS)),
-            new StoreSpec(StoreNames.RUN_FACTS, AvroSerde.of(RunFacts.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.TASK_STATES, AvroSerde.of(Event.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.COMPUTER_STATES, AvroSerde.of(Event.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.COMPUTER_SESSIONS, Serdes.String(), false, Iteration.RANGES, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.DELETION_STATES, AvroSerde.of(DeletionState.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, Iteration.NONE, List.of(DeletionProcessor.GUARD)),
-            new StoreSpec(StoreNames.RETIREMENT_VIEWS, AvroSerde.of(RetirementView.class), false, Iteration.NONE, List.of(DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, Iteration.RANGES, List.of(DeletionProcessor.CORPUS)),
-            new StoreSpec(StoreNames.CORPUS_INDEX, Serdes.Long(), false, Iteration.NONE, List.of(DeletionProcessor.CORPUS)),
-            new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, Iteration.NONE, List.of(DeletionProcessor.CORPUS)),
-            new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, Iteration.WHOLE, List.of(DeletionProcessor.CORPUS)));
+            new StoreSpec(StoreNames.RUN_INDEX, AvroSerde.of(RunRef.class), false, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.TASK_SESSIONS, Serdes.String(), false, List.of(DeletionProcessor.CHAINS)),
+            new StoreSpec(StoreNames.PENDING_VIEWS, Serdes.Long(), true, List.of(DeletionProcessor.CHAINS)),
+            new StoreSpec(StoreNames.PARKED_RUNS, AvroSerde.of(ParkedEvents.class), false, List.of(DeletionProcessor.CHAINS)),
+            new StoreSpec(StoreNames.RUN_FACTS, AvroSerde.of(RunFacts.class), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.TASK_STATES, AvroSerde.of(Event.class), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.COMPUTER_STATES, AvroSerde.of(Event.class), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.COMPUTER_SESSIONS, Serdes.String(), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.DELETION_STATES, AvroSerde.of(DeletionState.class), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, List.of(DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.RETIREMENT_VIEWS, AvroSerde.of(RetirementView.class), false, List.of(DeletionProcessor.RETIREMENT)),
+            new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, List.of(DeletionProcessor.CORPUS)),
+            new StoreSpec(StoreNames.CORPUS_INDEX, Serdes.Long(), false, List.of(DeletionProcessor.CORPUS)),
+            new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, List.of(DeletionProcessor.CORPUS)),
+            new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, List.of(DeletionProcessor.CORPUS)));
 
-    /** How many keys each store of a task holds as live objects between commits ({@link WriteBackStore}). */
-    static final int HELD_PER_STORE = 10_000;
-
-    /**
-     * The store with a {@link WriteBackStore} in front of it: the processors read and change live objects, and
-     * each key changed between two commits is encoded and written to the store and its changelog once, at the commit.
-     */
-    private static <V> org.apache.kafka.streams.state.StoreBuilder<org.apache.kafka.streams.state.KeyValueStore<String, V>> held(
-            org.apache.kafka.streams.state.KeyValueBytesStoreSupplier supplier, org.apache.kafka.common.serialization.Serde<V> serde) {
-        return WriteBackStore.builder(supplier, serde, HELD_PER_STORE);
-    }
-
-    /**
-     * Starts the application (non-blocking). First aborts the transaction of a batch rebuild killed before its commit
-     * ({@link BatchRebuild#abortUnfinished}), which would hold back the log's readable end.
-     */
+    /** Starts the application (non-blocking). */
     public synchronized void start() {
         if (streams != null) {
             return;
         }
-        BatchRebuild.abortUnfinished(properties.getProperty(org.apache.kafka.streams.StreamsConfig.BOOTSTRAP_SERVERS_CONFIG));
         streams = new KafkaStreams(buildTopology(rules), properties);
         streams.setGlobalStateRestoreListener(restores);
         StreamsDefaults.start(streams, "projector");
@@ -236,24 +204,11 @@ public final class Projector implements AutoCloseable {
 
     private final Restores restores = new Restores();
 
-    /**
-     * Whether the projector runs with every store restored: its Streams client is RUNNING, some store was restored
-     * from its changelog since the start, and none is being restored now (after a batch rebuild, the first start
-     * restores every store the batch wrote).
-     */
-    public synchronized boolean restored() {
-        return streams != null && streams.state() == KafkaStreams.State.RUNNING && restores.started.get() > 0 && restores.active.get() == 0;
-    }
-
-    /** Logs each store's restoration from its changelog and counts those under way. */
+    /** Logs each store's restoration from its changelog. */
     private static final class Restores implements org.apache.kafka.streams.processor.StateRestoreListener {
-        final java.util.concurrent.atomic.AtomicInteger started = new java.util.concurrent.atomic.AtomicInteger();
-        final java.util.concurrent.atomic.AtomicInteger active = new java.util.concurrent.atomic.AtomicInteger();
 
         @Override
         public void onRestoreStart(org.apache.kafka.common.TopicPartition partition, String store, long startingOffset, long endingOffset) {
-            started.incrementAndGet();
-            active.incrementAndGet();
             LOG.debug("restoring store {} from {} (offsets {} to {})", store, partition, startingOffset, endingOffset);
         }
 
@@ -263,7 +218,6 @@ public final class Projector implements AutoCloseable {
 
         @Override
         public void onRestoreEnd(org.apache.kafka.common.TopicPartition partition, String store, long totalRestored) {
-            active.decrementAndGet();
             if (totalRestored > 0) {
                 LOG.info("restored store {} from {}: {} records", store, partition, totalRestored);
             }
@@ -271,7 +225,6 @@ public final class Projector implements AutoCloseable {
 
         @Override
         public void onRestoreSuspended(org.apache.kafka.common.TopicPartition partition, String store, long totalRestored) {
-            active.decrementAndGet();
         }
     }
 

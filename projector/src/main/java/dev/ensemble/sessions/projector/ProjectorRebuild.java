@@ -9,33 +9,31 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
+import dev.ensemble.sessions.streams.StreamsDefaults;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.tools.StreamsResetter;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.function.LongConsumer;
-import java.util.stream.Stream;
 
 /**
- * Rebuilds the projector's views by replaying the log (DESIGN.md §1: "every view can be rebuilt by replay"), the way
- * Kafka Streams' application reset tool does, with the Admin API: with the projector stopped, {@link #reset} deletes
- * its local state folder ({@code <stateDir>/ensemble-projector}), sets its consumer group's offsets on
- * {@code sessions.events} to the beginning, and deletes its internal topics ({@code ensemble-projector-*-changelog},
- * {@code -repartition}; Streams creates them again, empty). Starting the projector then replays every event and writes
- * every view record again; the compacted view topics end with the rebuilt values. {@link #awaitCaughtUp} waits until
- * its committed offsets reach the log's last stable offsets, then {@link #awaitViewsSettled} until the last rarity
- * tables are published.
+ * Rebuilds the projector's views by replaying the log (DESIGN.md §1: "every view can be rebuilt by replay") with Kafka's
+ * own tools: with the projector stopped, {@link #reset} runs Kafka's application reset tool ({@link StreamsResetter}:
+ * the projector's consumer group's offsets on {@code sessions.events} to the earliest, its internal topics
+ * {@code ensemble-projector-*-changelog} deleted; Streams creates them again, empty) and {@link KafkaStreams#cleanUp()}
+ * (its local state folder, {@code <stateDir>/ensemble-projector}). Starting the projector then replays every event and
+ * writes every view record again; the compacted view topics end with the rebuilt values. {@link #awaitCaughtUp} waits
+ * until its committed offsets reach the log's last stable offsets, then {@link #awaitViewsSettled} until the last
+ * views are published.
  * <p>
  * A replay killed half-way needs no reset again: exactly-once aborts what was not committed, and the projector goes on
- * from its last committed offsets when it starts again. {@link BatchRebuild} replays the same log after the same reset
- * several times faster, outside Kafka Streams.
+ * from its last committed offsets when it starts again.
  */
 public final class ProjectorRebuild {
     private ProjectorRebuild() {
@@ -46,24 +44,25 @@ public final class ProjectorRebuild {
      *
      * @param stateDir the projector's state.dir
      * @return the events to replay (end minus beginning offsets of {@code sessions.events})
-     * @throws IllegalStateException when the projector is still running (its group has members)
+     * @throws IllegalStateException when the projector is still running (its group has members), or the reset tool failed
      */
-    public static long reset(Admin admin, Path stateDir, Duration timeout) throws InterruptedException {
-        return reset(admin, stateDir, timeout, Duration.ZERO, notice -> { });
+    public static long reset(String bootstrapServers, Path stateDir) throws InterruptedException {
+        return reset(bootstrapServers, stateDir, Duration.ZERO, notice -> { });
     }
 
     /**
-     * As {@link #reset(Admin, Path, Duration)}, first waiting up to {@code membersLeave} for the projector's consumer
-     * group to empty: a projector that stopped without leaving it (killed) stays a member until the broker's session
-     * timeout (45 s by default) has passed since the broker last heard of it, also across a restart of the broker.
+     * As {@link #reset(String, Path)}, first waiting up to {@code membersLeave} for the projector's consumer group to
+     * empty: a projector that stopped without leaving it (killed) stays a member until the broker's session timeout
+     * (45 s by default) has passed since the broker last heard of it, also across a restart of the broker. (The reset
+     * tool's {@code --force} would remove such members at once, and a running projector's too: not used.)
      *
      * @param notice gets one line when it waits
-     * @throws IllegalStateException when the group still has members after {@code membersLeave}
+     * @throws IllegalStateException when the group still has members after {@code membersLeave}, or the reset tool failed
      */
-    public static long reset(Admin admin, Path stateDir, Duration timeout, Duration membersLeave, java.util.function.Consumer<String> notice)
+    public static long reset(String bootstrapServers, Path stateDir, Duration membersLeave, java.util.function.Consumer<String> notice)
             throws InterruptedException {
         String group = Projector.APPLICATION_ID;
-        try {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
             long leaveBy = System.nanoTime() + membersLeave.toNanos();
             boolean told = false;
             while (true) {
@@ -87,28 +86,17 @@ public final class ProjectorRebuild {
                 }
                 Thread.sleep(1000);
             }
-            deleteTree(stateDir.resolve(group));
-            List<TopicPartition> parts = partitions(admin);
-            Map<TopicPartition, Long> begin = offsets(admin, parts, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
-            Map<TopicPartition, Long> end = offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_UNCOMMITTED);
-            Map<TopicPartition, OffsetAndMetadata> to = new HashMap<>();
-            for (TopicPartition tp : parts) to.put(tp, new OffsetAndMetadata(begin.get(tp)));
-            admin.alterConsumerGroupOffsets(group, to).all().get();
-            List<String> internal = new ArrayList<>();
-            for (String t : admin.listTopics().names().get()) {
-                if (t.startsWith(group + "-") && (t.endsWith("-changelog") || t.endsWith("-repartition"))) internal.add(t);
+            int code = new StreamsResetter().execute(new String[]{"--bootstrap-server", bootstrapServers,
+                    "--application-id", group, "--input-topics", Topics.EVENTS.name(), "--to-earliest"});
+            if (code != 0) {
+                throw new IllegalStateException("Kafka's application reset tool could not reset the projector (exit code " + code
+                        + "; its reason is printed above)");
             }
-            if (!internal.isEmpty()) {
-                admin.deleteTopics(internal).all().get();
-                long until = System.nanoTime() + timeout.toNanos();
-                while (admin.listTopics().names().get().stream().anyMatch(internal::contains)) {
-                    if (System.nanoTime() > until) throw new IllegalStateException("internal topics still being deleted after " + timeout + ": " + internal);
-                    Thread.sleep(100);
-                }
+            try (KafkaStreams streams = new KafkaStreams(Projector.buildTopology(),
+                    StreamsDefaults.properties(group, bootstrapServers, stateDir, 1, Map.of()))) {
+                streams.cleanUp();
             }
-            long total = 0;
-            for (TopicPartition tp : parts) total += end.get(tp) - begin.get(tp);
-            return total;
+            return eventCount(admin, IsolationLevel.READ_UNCOMMITTED);
         } catch (ExecutionException e) {
             throw new IllegalStateException("could not reset the projector: " + e.getCause().getMessage(), e.getCause());
         }
@@ -205,12 +193,17 @@ public final class ProjectorRebuild {
 
     /** How many events {@code sessions.events} holds now (last stable offsets minus the beginnings, over its partitions). */
     public static long eventCount(Admin admin) throws InterruptedException {
+        return eventCount(admin, IsolationLevel.READ_COMMITTED);
+    }
+
+    /** The log's end offsets ({@code end}: last stable or high watermark) minus its beginnings, over its partitions. */
+    private static long eventCount(Admin admin, IsolationLevel end) throws InterruptedException {
         try {
             List<TopicPartition> parts = partitions(admin);
             Map<TopicPartition, Long> begin = offsets(admin, parts, OffsetSpec.earliest(), IsolationLevel.READ_UNCOMMITTED);
-            Map<TopicPartition, Long> end = offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
+            Map<TopicPartition, Long> ends = offsets(admin, parts, OffsetSpec.latest(), end);
             long total = 0;
-            for (TopicPartition tp : parts) total += end.get(tp) - begin.get(tp);
+            for (TopicPartition tp : parts) total += ends.get(tp) - begin.get(tp);
             return total;
         } catch (ExecutionException e) {
             throw new IllegalStateException("could not read the event log's offsets: " + e.getCause().getMessage(), e.getCause());
@@ -224,14 +217,5 @@ public final class ProjectorRebuild {
     private static Map<TopicPartition, Long> offsets(Admin admin, List<TopicPartition> parts, OffsetSpec spec, IsolationLevel iso)
             throws ExecutionException, InterruptedException {
         return TopicAdmin.offsets(admin, parts, spec, iso);
-    }
-
-    private static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) return;
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the projector's state in " + dir, e);
-        }
     }
 }

