@@ -79,24 +79,37 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         return this;
     }
 
-    /** Single-object encodes {@code value}; null stays null (a tombstone). */
+    /**
+     * Single-object encodes {@code value}; null stays null (a tombstone). A value the schema cannot hold (a required
+     * field null, an instant whose epoch milliseconds overflow a long, ...) raises {@link SerializationException} with
+     * the reason; the thread's encoder and buffer, which then hold part of the failed write, are dropped with it, so a
+     * failed encoding never puts a byte into another record.
+     */
     public byte[] encode(T value) {
         if (value == null) {
             return null;
         }
         Buffer out = BUFFER.get();
         out.reset();
+        boolean written = false;
         try {
             out.write(header);
             BinaryEncoder encoder = EncoderFactory.get().binaryEncoder(out, ENCODER.get());
             ENCODER.set(encoder);
             writer.write(value, encoder);
             encoder.flush();
+            written = true;
             return out.toByteArray();
-        } catch (IOException | AvroRuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             throw new SerializationException("cannot encode " + type.getSimpleName() + ": " + e.getMessage(), e);
         } finally {
-            if (out.capacity() > KEPT_BUFFER_BYTES) BUFFER.remove();
+            if (!written) {
+                // the encoder's own buffer holds the failed write's bytes, and reusing it would flush them ahead of the next record
+                ENCODER.remove();
+                BUFFER.remove();
+            } else if (out.capacity() > KEPT_BUFFER_BYTES) {
+                BUFFER.remove();
+            }
         }
     }
 
