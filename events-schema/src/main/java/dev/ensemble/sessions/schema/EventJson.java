@@ -30,8 +30,10 @@ import java.util.Map;
  * 2000-01-01 on are accepted too; a smaller number, such as epoch seconds, is refused), enums their symbols (any case), nullable fields may be null or left out, fields with a
  * default may be left out, unknown fields are ignored. {@code recordedAt} is set from the clock when absent.
  *
- * <p>The conversion is driven by the Avro schema, so a field added to a schema is mapped without code.
- * Errors are {@link InvalidEventException}s naming the event and the field.
+ * <p>The conversion is driven by the Avro schema, so a field added to a schema is mapped without code. Each event is
+ * then checked against {@link Validation} and {@link Limits} (sizes, printable ids, times from 2000 to 2100, counts not
+ * negative). Errors are {@link InvalidEventException}s naming the event and the field ({@link LimitExceededException}
+ * for a size over its limit).
  */
 public final class EventJson {
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -88,6 +90,7 @@ public final class EventJson {
             }
         }
         Validation.check(event);
+        Limits.check(event);
         return event;
     }
 
