@@ -2,12 +2,16 @@ package dev.ensemble.sessions.gateway;
 
 /**
  * An error answer: HTTP status, a short machine-readable code and a message a person can act on. Rendered
- * as {@code {"error": code, "message": message}} plus any {@link #with details}.
+ * as {@code {"error": code, "message": message}} plus any {@link #with details}, and a {@code Retry-After} header when
+ * it has {@link #retryAfterSeconds}.
  */
 public class ApiError extends RuntimeException {
     private final int status;
     private final String code;
     private final java.util.Map<String, String> details = new java.util.LinkedHashMap<>();
+    private int retryAfterSeconds;
+    /** How long a client waits before asking again while the gateway starts (seconds, the Retry-After header). */
+    static final int STARTING_RETRY_SECONDS = 5;
 
     public ApiError(int status, String code, String message) {
         super(message);
@@ -32,6 +36,21 @@ public class ApiError extends RuntimeException {
     /** The fields added with {@link #with}, in order. */
     public java.util.Map<String, String> details() {
         return details;
+    }
+
+    /** Seconds to wait before trying again (the {@code Retry-After} header), or 0 for none. */
+    public int retryAfterSeconds() {
+        return retryAfterSeconds;
+    }
+
+    /**
+     * 503 {@code starting}, with {@code Retry-After}: what a read answers while the gateway's views or its reading of the
+     * event log are still loading after a start (or a rebalance); {@code what} says which and what to do.
+     */
+    static ApiError starting(String what) {
+        ApiError e = new ApiError(503, "starting", what);
+        e.retryAfterSeconds = STARTING_RETRY_SECONDS;
+        return e;
     }
 
     static ApiError notFound(String what) {

@@ -8,10 +8,13 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.InvalidEventException;
 import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.schema.LimitExceededException;
+import dev.ensemble.sessions.schema.Limits;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 import java.nio.charset.StandardCharsets;
@@ -29,15 +32,18 @@ import java.util.concurrent.TimeoutException;
  * event is answered on its own: {@code accepted} (with its eventId; a second post of an eventId the gateway has
  * appended or read in the log already is answered {@code accepted} with {@code duplicate: true} and not appended
  * again, and one that slips through, posted through two gateways at once, changes nothing downstream and is shown
- * once by the event feeds), or {@code rejected} with the reason — invalid (the field
- * and the problem) or forbidden (another account, or a deletion event this principal may not post:
- * {@link DeletionEventPolicy}). A rejected event never makes the batch lose the good
- * ones. Invalid events also go to the dead-letter topic with the reason in the header
- * {@code ensemble.error.reason}, so nothing sent is lost.
+ * once by the event feeds), or {@code rejected} with the reason and an {@code error} code: {@code invalid} (with the
+ * {@code field} and the problem), {@code too_large} (over one of the {@link Limits}: the {@code field} and the
+ * {@code limit}), {@code forbidden} (another account, or a deletion event this principal may not post:
+ * {@link DeletionEventPolicy}) or {@code unavailable} (the log did not take it: post it again). Each answer is true of
+ * its event: an accepted one is in the log, a rejected one is not; a rejected event never makes the batch lose the good
+ * ones. Invalid and too large events also go to the dead-letter topic with the reason in the header
+ * {@code ensemble.error.reason}, so nothing sent is lost. The request's status: 200 when any event is accepted, else
+ * 403 when every refusal is a forbidden one, 413 when every refusal is a too large one, 400 when any is invalid, else 503.
  */
 public final class EventIntake {
-    /** The most events one request may carry. */
-    public static final int MAX_BATCH = 10_000;
+    /** The most events one request may carry ({@link Limits#MAX_BATCH_EVENTS}). */
+    public static final int MAX_BATCH = Limits.MAX_BATCH_EVENTS;
 
     /** How many eventIds this intake remembers having appended (until the log reader has read them back). */
     static final int RECENT_IDS = 100_000;
@@ -89,7 +95,7 @@ public final class EventIntake {
         List<Future<RecordMetadata>> sends = new ArrayList<>();
         List<ObjectNode> pending = new ArrayList<>();
         List<String> sentKeys = new ArrayList<>(); // the recent-ids key of each send, in the same order
-        int accepted = 0, invalid = 0, forbidden = 0;
+        int accepted = 0, invalid = 0, forbidden = 0, tooLarge = 0;
         for (int i = 0; i < items.size(); i++) {
             JsonNode item = items.get(i);
             ObjectNode r = results.addObject();
@@ -101,21 +107,39 @@ public final class EventIntake {
                 e = EventJson.fromJson(item, clock);
                 e.setRecordedAt(clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
             } catch (InvalidEventException ex) {
-                r.put("status", "rejected").put("reason", ex.getMessage());
+                refuse(r, ex);
                 deadLetter(principal, item, ex.getMessage());
-                invalid++;
+                if (ex instanceof LimitExceededException) tooLarge++;
+                else invalid++;
                 continue;
             }
             if (!e.getAccount().equals(principal.account())) {
-                r.put("status", "rejected").put("reason", "forbidden: this token may post events only for account '"
+                r.put("status", "rejected").put("error", "forbidden").put("reason", "forbidden: this token may post events only for account '"
                         + principal.account() + "', not '" + e.getAccount() + "'");
                 forbidden++;
                 continue;
             }
             String refused = DeletionEventPolicy.refusal(principal, e);
             if (refused != null) {
-                r.put("status", "rejected").put("reason", "forbidden: " + refused);
+                r.put("status", "rejected").put("error", "forbidden").put("reason", "forbidden: " + refused);
                 forbidden++;
+                continue;
+            }
+            byte[] bytes;
+            try { // encoded here, before anything is sent, so that an event that cannot be written is refused on its own
+                bytes = Topics.EVENTS.valueSerde().serializer().serialize(Topics.EVENTS.name(), e);
+                Limits.checkEncodedSize(e, bytes.length);
+            } catch (SerializationException ex) {
+                InvalidEventException refusal = new InvalidEventException(e.getEventId(), dev.ensemble.sessions.schema.EventTypes.typeOf(e),
+                        "event", "cannot be written to the log: " + ex.getMessage());
+                refuse(r, refusal);
+                deadLetter(principal, item, refusal.getMessage());
+                invalid++;
+                continue;
+            } catch (LimitExceededException ex) {
+                refuse(r, ex);
+                deadLetter(principal, item, ex.getMessage());
+                tooLarge++;
                 continue;
             }
             String key = Keys.of(e.getAccount(), e.getEventId());
@@ -125,8 +149,13 @@ public final class EventIntake {
                 continue; // in the log already (or earlier in this batch): not appended again
             }
             recent.put(key, Boolean.TRUE);
-            byte[] bytes = Topics.EVENTS.valueSerde().serializer().serialize(Topics.EVENTS.name(), e);
-            sends.add(producer.send(new ProducerRecord<>(Topics.EVENTS.name(), e.getAccount(), bytes)));
+            try {
+                sends.add(producer.send(new ProducerRecord<>(Topics.EVENTS.name(), e.getAccount(), bytes)));
+            } catch (RuntimeException ex) { // refused before it was sent (the producer closing, ...): not in the log
+                recent.remove(key);
+                r.put("status", "rejected").put("error", "unavailable").put("reason", "the event log did not take it (" + ex.getMessage() + "); post it again");
+                continue;
+            }
             pending.add(r);
             sentKeys.add(key);
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
@@ -144,16 +173,24 @@ public final class EventIntake {
             } catch (ExecutionException | TimeoutException ex) {
                 ObjectNode r = pending.get(i);
                 recent.remove(sentKeys.get(i));
-                r.put("status", "rejected").put("reason", "the event log did not take it (" + ex.getMessage() + "); post it again");
+                r.put("status", "rejected").put("error", "unavailable").put("reason", "the event log did not take it (" + ex.getMessage() + "); post it again");
                 accepted--;
             }
         }
+        int rejected = items.size() - accepted;
         ObjectNode out = JsonNodeFactory.instance.objectNode();
         out.put("accepted", accepted);
-        out.put("rejected", items.size() - accepted);
+        out.put("rejected", rejected);
         out.set("results", results);
-        int status = accepted > 0 ? 200 : forbidden > 0 && invalid == 0 ? 403 : accepted == 0 && invalid > 0 ? 400 : 503;
+        int status = accepted > 0 ? 200 : forbidden == rejected ? 403 : tooLarge == rejected ? 413 : invalid > 0 ? 400 : 503;
         return new Result(status, out);
+    }
+
+    /** Marks an answer rejected for an invalid or too large event: its error code, reason, field and limit. */
+    private static void refuse(ObjectNode r, InvalidEventException ex) {
+        r.put("status", "rejected").put("error", ex instanceof LimitExceededException ? "too_large" : "invalid").put("reason", ex.getMessage());
+        if (ex.field() != null) r.put("field", ex.field());
+        if (ex instanceof LimitExceededException l) r.put("limit", l.limit());
     }
 
     private void deadLetter(Principal principal, JsonNode item, String reason) {

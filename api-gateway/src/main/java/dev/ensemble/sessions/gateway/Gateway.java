@@ -83,11 +83,17 @@ public final class Gateway implements AutoCloseable {
     private SessionReads reads;
     private Producer<String, byte[]> producer;
     private EventIntake intake;
-    /** The largest request body taken (bytes); a larger one is answered 413 in JSON. */
-    static final long MAX_BODY_BYTES = 1_000_000;
+    /**
+     * How long a request may go without a byte arriving or leaving while it is handled (Jetty's idle timeout for a
+     * request's reads and writes): a body that stalls for longer is answered 408.
+     */
+    static final Duration IDLE_TIMEOUT = Duration.ofSeconds(15);
+    /** The largest request body taken (bytes, {@link dev.ensemble.sessions.schema.Limits#MAX_REQUEST_BYTES}); a larger one is answered 413 in JSON. */
+    static final long MAX_BODY_BYTES = dev.ensemble.sessions.schema.Limits.MAX_REQUEST_BYTES;
     private String self;
     private Subscriptions subscriptions;
     private long sessionEventWindowBytes = SessionEventBuffers.DEFAULT_WINDOW_BYTES;
+    private String readSideApplicationId = SessionReads.APPLICATION_ID;
 
     public Gateway(Settings settings) {
         this.settings = settings;
@@ -96,6 +102,15 @@ public final class Gateway implements AutoCloseable {
     /** The retained window of each session's events, in bytes of encoded events (default 1 MiB); before {@link #start()}. */
     public Gateway withSessionEventWindowBytes(long bytes) {
         this.sessionEventWindowBytes = bytes;
+        return this;
+    }
+
+    /**
+     * The Streams application id of the read side (default {@value SessionReads#APPLICATION_ID}); before {@link #start()}.
+     * Only for a gateway whose read side must not join the others' group, e.g. a second one started beside them in a test.
+     */
+    Gateway withReadSideApplicationId(String applicationId) {
+        this.readSideApplicationId = applicationId;
         return this;
     }
 
@@ -123,11 +138,16 @@ public final class Gateway implements AutoCloseable {
             cfg.http.defaultContentType = "application/json";
             cfg.http.prefer405over404 = true; // a known path with another method is 405, not "no such endpoint"
             cfg.http.maxRequestSize = MAX_BODY_BYTES;
+            cfg.jetty.modifyHttpConfiguration(http -> http.setIdleTimeout(IDLE_TIMEOUT.toMillis()));
+            cfg.jetty.timeoutStatus = 408; // a timed-out read that reaches Javalin's own handling (body() answers it in JSON)
             cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonBadMessages()));
         });
         app.exception(ApiError.class, (e, ctx) -> {
             ObjectNode body = error(e.code(), e.getMessage());
             e.details().forEach(body::put);
+            if (e.retryAfterSeconds() > 0) {
+                ctx.header("Retry-After", String.valueOf(e.retryAfterSeconds()));
+            }
             ctx.status(e.status()).json(body);
         });
         app.exception(Exception.class, (e, ctx) -> {
@@ -145,7 +165,7 @@ public final class Gateway implements AutoCloseable {
         app.get("/", ctx -> ctx.json(N.objectNode().put("service", "ensemble-sessions")
                 .put("api", "/api/openapi.yaml").put("sessions", "/api/agent/sessions").put("health", "/health")
                 .put("auth", "send 'Authorization: Bearer <token>' to /api/*; the local token is in <data-dir>/token")));
-        app.get("/health", ctx -> ctx.json(N.objectNode().put("status", "ok")));
+        app.get("/health", this::health);
         app.get("/api/openapi.yaml", ctx -> ctx.contentType("application/yaml").result(resource("/openapi.yaml")));
         app.get("/api/me", ctx -> {
             Principal me = principal(ctx);
@@ -156,7 +176,7 @@ public final class Gateway implements AutoCloseable {
         app.post("/api/events", this::postEvents);
         app.post("/api/session-choice", this::sessionChoice);
         app.post("/api/devices/self/jobs/{id}/session-choice", this::computerSessionChoice);
-        DeletionEndpoints deletions = new DeletionEndpoints(() -> reads, producer, settings.clock(), this::forwarded);
+        DeletionEndpoints deletions = new DeletionEndpoints(this::reads, producer, settings.clock(), this::forwarded);
         app.delete("/api/agent/sessions/{id}", deletions::deleteSession);
         app.get("/api/audit/deletions", deletions::audit);
         app.post("/api/cleanup/sweep", deletions::sweep);
@@ -165,7 +185,7 @@ public final class Gateway implements AutoCloseable {
         app.start(settings.host(), settings.port());
         self = settings.host() + ":" + app.port();
 
-        reads = new SessionReads(settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(), self);
+        reads = new SessionReads(readSideApplicationId, settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(), self);
         reads.start();
         LOG.info("gateway listening on http://{}:{}", settings.host(), app.port());
         return this;
@@ -180,6 +200,37 @@ public final class Gateway implements AutoCloseable {
     public void awaitReady(Duration timeout) throws InterruptedException {
         reads.awaitRunning(timeout);
         subscriptions.awaitReady(timeout);
+    }
+
+    /**
+     * {@code GET /health}: 200 {@code {"status": "ready", ...}} once the views can be read and the event log has been read
+     * up to where it was at the start; until then 503 {@code "starting"} with Retry-After; 503 {@code "unavailable"} when
+     * the read side is stopping or has failed. {@code views} is the read side's Streams state, {@code eventLog} whether the
+     * gateway's reading of the log has caught up ({@code read}) or not ({@code reading}).
+     */
+    private void health(Context ctx) {
+        SessionReads r = reads;
+        Subscriptions subs = subscriptions;
+        org.apache.kafka.streams.KafkaStreams.State views = r == null ? org.apache.kafka.streams.KafkaStreams.State.CREATED : r.streams().state();
+        boolean logRead = subs != null && subs.caughtUp();
+        boolean starting = views == org.apache.kafka.streams.KafkaStreams.State.CREATED
+                || views == org.apache.kafka.streams.KafkaStreams.State.REBALANCING || views == org.apache.kafka.streams.KafkaStreams.State.RUNNING;
+        boolean ready = r != null && r.ready() && logRead;
+        String status = ready ? "ready" : starting ? "starting" : "unavailable";
+        if (status.equals("starting")) {
+            ctx.header("Retry-After", String.valueOf(ApiError.STARTING_RETRY_SECONDS));
+        }
+        ctx.status(ready ? 200 : 503).json(N.objectNode().put("status", status).put("views", views.name())
+                .put("eventLog", logRead ? "read" : "reading"));
+    }
+
+    /** The read side; a 503 {@code starting} before it exists (the port opens first). */
+    private SessionReads reads() {
+        SessionReads r = reads;
+        if (r == null) {
+            throw ApiError.starting("the gateway is starting; try again in a few seconds");
+        }
+        return r;
     }
 
     private void authenticate(Context ctx) {
@@ -205,7 +256,7 @@ public final class Gateway implements AutoCloseable {
             return;
         }
         int limit = intParam(ctx, "limit", 50, 1, MAX_LIMIT);
-        List<SessionView> all = reads.all(me.account());
+        List<SessionView> all = reads().all(me.account());
         ArrayNode arr = N.arrayNode();
         for (SessionView s : SessionJson.select(all, blankToNull(ctx.queryParam("taskId")), blankToNull(ctx.queryParam("deviceId")),
                 ctx.queryParam("q"), limit)) {
@@ -222,7 +273,7 @@ public final class Gateway implements AutoCloseable {
             return;
         }
         String id = ctx.pathParam("id");
-        SessionView s = reads.get(me.account(), id);
+        SessionView s = reads().get(me.account(), id);
         if (s == null) {
             throw ApiError.notFound("no session '" + id + "' in your account");
         }
@@ -286,8 +337,11 @@ public final class Gateway implements AutoCloseable {
         Event e;
         try {
             e = EventJson.fromJson(readJson(ctx), settings.clock());
+        } catch (dev.ensemble.sessions.schema.LimitExceededException ex) {
+            throw new ApiError(413, "too_large", ex.getMessage()).with("field", ex.field()).with("limit", String.valueOf(ex.limit()));
         } catch (InvalidEventException ex) {
-            throw ApiError.badRequest(ex.getMessage());
+            ApiError bad = ApiError.badRequest(ex.getMessage());
+            throw ex.field() == null ? bad : bad.with("field", ex.field());
         }
         if (!(e.getPayload() instanceof SessionChoiceRecorded c)) {
             throw ApiError.badRequest("the body must be a SessionChoiceRecorded event");
@@ -302,7 +356,7 @@ public final class Gateway implements AutoCloseable {
             throw new ApiError(403, "forbidden", "this computer is '" + me.subject() + "', the record names '" + c.getComputerId() + "'");
         }
         if (c.getDecision() == dev.ensemble.sessions.events.ChoiceDecision.CONTINUE) {
-            SessionView s = c.getSessionId() == null ? null : reads.get(me.account(), c.getSessionId());
+            SessionView s = c.getSessionId() == null ? null : reads().get(me.account(), c.getSessionId());
             if (s == null || !s.getComputerIds().contains(c.getComputerId()) || !s.getAgent().equals(c.getAgent())) {
                 throw new ApiError(409, "not_linked", "not-linked: session '" + c.getSessionId()
                         + "' is not a session of this account with agent '" + c.getAgent() + "' on computer '" + c.getComputerId() + "'");
@@ -319,11 +373,20 @@ public final class Gateway implements AutoCloseable {
     /**
      * The request body as text (UTF-8), at most {@link #MAX_BODY_BYTES}: Javalin refuses a longer declared
      * Content-Length (413), and a body sent chunked, with no length, is read here with the same limit and refused the
-     * same way ({@code too_large}) once it passes it, without reading the rest.
+     * same way ({@code too_large}) once it passes it, without reading the rest. A body that stops arriving for
+     * {@link #IDLE_TIMEOUT} (shorter than its Content-Length, or chunked without its last chunk) is a 408
+     * {@code timeout}.
      */
     static String body(Context ctx) {
         if (ctx.req().getContentLengthLong() >= 0) {
-            return ctx.body();
+            try {
+                return ctx.body();
+            } catch (Exception e) { // Javalin passes the stream's IOException on as it is, unchecked
+                if (e instanceof RuntimeException r && !causedBy(e, IOException.class)) {
+                    throw r; // e.g. Javalin's 413 for a Content-Length over the limit
+                }
+                throw unreadable(e);
+            }
         }
         String cached = ctx.attribute(BODY);
         if (cached != null) {
@@ -333,7 +396,7 @@ public final class Gateway implements AutoCloseable {
         try {
             bytes = ctx.req().getInputStream().readNBytes((int) MAX_BODY_BYTES + 1);
         } catch (IOException e) {
-            throw ApiError.badRequest("the request body could not be read: " + e.getMessage());
+            throw unreadable(e);
         }
         if (bytes.length > MAX_BODY_BYTES) {
             throw new ApiError(413, "too_large", TOO_LARGE);
@@ -341,6 +404,24 @@ public final class Gateway implements AutoCloseable {
         String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
         ctx.attribute(BODY, text);
         return text;
+    }
+
+    private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A 408 for a body that stopped arriving (Jetty's idle timeout), else a 400 with the reason it could not be read. */
+    private static ApiError unreadable(Exception e) {
+        if (causedBy(e, java.util.concurrent.TimeoutException.class)) {
+            return new ApiError(408, "timeout", "the request body stopped arriving: nothing came for " + IDLE_TIMEOUT.toSeconds()
+                    + " s (a body shorter than its Content-Length, or a chunked body without its last chunk); send it again, whole");
+        }
+        return ApiError.badRequest("the request body could not be read: " + e.getMessage());
     }
 
     /**
@@ -381,7 +462,7 @@ public final class Gateway implements AutoCloseable {
      * is forwarded to it (same method, body and token) and its answer returned as is.
      */
     private boolean forwarded(Context ctx, Principal me) {
-        Optional<String> owner = reads.ownerOf(me.account(), self);
+        Optional<String> owner = reads().ownerOf(me.account(), self);
         if (owner.isEmpty() || ctx.header("X-Ensemble-Forwarded") != null) {
             return false;
         }

@@ -59,10 +59,15 @@ public final class SessionReads implements AutoCloseable {
      * @param advertised        {@code host:port} other gateway instances reach this one at (application.server)
      */
     public SessionReads(String bootstrapServers, Path stateDir, int replicationFactor, String advertised) {
+        this(APPLICATION_ID, bootstrapServers, stateDir, replicationFactor, advertised);
+    }
+
+    /** A read side with its own Streams application id (a second one beside the gateways of {@value #APPLICATION_ID}). */
+    SessionReads(String applicationId, String bootstrapServers, Path stateDir, int replicationFactor, String advertised) {
         Map<String, Object> overrides = new HashMap<>();
         overrides.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised);
         overrides.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-        this.streams = new KafkaStreams(buildTopology(), StreamsDefaults.properties(APPLICATION_ID, bootstrapServers,
+        this.streams = new KafkaStreams(buildTopology(), StreamsDefaults.properties(applicationId, bootstrapServers,
                 stateDir, replicationFactor, overrides));
     }
 
@@ -134,14 +139,24 @@ public final class SessionReads implements AutoCloseable {
         }
     }
 
+    /** True while the stores can be read: the read side is running (not starting, rebalancing, stopping or failed). */
+    public boolean ready() {
+        return streams.state() == KafkaStreams.State.RUNNING;
+    }
+
     /**
      * The instance that holds an account's sessions: empty when it is this one (or when ownership is not
-     * known yet), else its {@code host:port}.
+     * known yet, e.g. while starting: the local read then answers 503), else its {@code host:port}.
      */
     public Optional<String> ownerOf(String account, String self) {
         org.apache.kafka.streams.processor.StreamPartitioner<String, Object> byAccount =
                 (topic, key, value, n) -> Optional.of(Set.of(Keys.accountPartition(key, n)));
-        KeyQueryMetadata m = streams.queryMetadataForKey(STORE, Keys.prefix(account), byAccount);
+        KeyQueryMetadata m;
+        try {
+            m = streams.queryMetadataForKey(STORE, Keys.prefix(account), byAccount);
+        } catch (org.apache.kafka.streams.errors.InvalidStateStoreException | IllegalStateException e) {
+            return Optional.empty(); // not started or not running: the local read answers 503
+        }
         if (m == null || m == KeyQueryMetadata.NOT_AVAILABLE) {
             return Optional.empty();
         }
@@ -149,55 +164,74 @@ public final class SessionReads implements AutoCloseable {
         return owner.equals(self) ? Optional.empty() : Optional.of(owner);
     }
 
+    // Every read below goes through read(): a store is looked up and read in one step, and a store that cannot be read
+    // (the read side not started, its stream thread STARTING or restoring after a start or a rebalance, stopping, failed)
+    // is a 503 with Retry-After, whether Streams refuses the lookup or, as it does while a thread starts, the read itself.
+
     /** One session of the account, or null. */
     public SessionView get(String account, String sessionId) {
-        return store().get(Keys.of(account, sessionId));
+        return read(STORE, "session views", s -> this.<SessionView>typed(s).get(Keys.of(account, sessionId)));
     }
 
     /** Every session of the account, in key order. */
     public List<SessionView> all(String account) {
-        List<SessionView> out = new ArrayList<>();
-        try (KeyValueIterator<String, SessionView> it = store().prefixScan(Keys.prefix(account), new StringSerializer())) {
-            it.forEachRemaining(kv -> out.add(kv.value));
-        }
-        return out;
+        return read(STORE, "session views", s -> scan(this.<SessionView>typed(s), account));
     }
 
     /** The retirement view of one session of the account, or null. */
     public RetirementView retirement(String account, String sessionId) {
-        return this.<RetirementView>store(RETIREMENT_STORE).get(Keys.of(account, sessionId));
+        return read(RETIREMENT_STORE, "retirement views", s -> this.<RetirementView>typed(s).get(Keys.of(account, sessionId)));
     }
 
     /** One deletion request's audit record, or null. */
     public DeletionAudit audit(String account, String requestId) {
-        return this.<DeletionAudit>store(AUDIT_STORE).get(Keys.of(account, requestId));
+        return read(AUDIT_STORE, "deletion audit records", s -> this.<DeletionAudit>typed(s).get(Keys.of(account, requestId)));
     }
 
     /** Every deletion request's audit record of the account, in key order. */
     public List<DeletionAudit> audits(String account) {
-        List<DeletionAudit> out = new ArrayList<>();
-        try (KeyValueIterator<String, DeletionAudit> it = this.<DeletionAudit>store(AUDIT_STORE).prefixScan(Keys.prefix(account),
-                new StringSerializer())) {
+        return read(AUDIT_STORE, "deletion audit records", s -> scan(this.<DeletionAudit>typed(s), account));
+    }
+
+    private static <V> List<V> scan(ReadOnlyKeyValueStore<String, V> store, String account) {
+        List<V> out = new ArrayList<>();
+        try (KeyValueIterator<String, V> it = store.prefixScan(Keys.prefix(account), new StringSerializer())) {
             it.forEachRemaining(kv -> out.add(kv.value));
         }
         return out;
     }
 
-    private <V> ReadOnlyKeyValueStore<String, V> store(String name) {
+    @SuppressWarnings("unchecked")
+    private <V> ReadOnlyKeyValueStore<String, V> typed(ReadOnlyKeyValueStore<String, ?> store) {
+        return (ReadOnlyKeyValueStore<String, V>) store;
+    }
+
+    /**
+     * Looks up the store {@code name} and applies {@code read} to it. A 503 {@link ApiError} when it cannot be read:
+     * {@code starting} (with Retry-After) while the read side starts or rebalances, {@code unavailable} once it is
+     * stopping or has failed.
+     */
+    private <R> R read(String name, String what, java.util.function.Function<ReadOnlyKeyValueStore<String, ?>, R> read) {
+        ReadOnlyKeyValueStore<String, ?> store;
         try {
-            return streams.store(StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.keyValueStore()));
+            store = streams.store(StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.<String, Object>keyValueStore()));
+        } catch (org.apache.kafka.streams.errors.InvalidStateStoreException | IllegalStateException e) {
+            throw notReadable(what);
+        }
+        try {
+            return read.apply(store);
         } catch (org.apache.kafka.streams.errors.InvalidStateStoreException e) {
-            throw new ApiError(503, "starting", "the views are being loaded (" + streams.state() + "); try again in a few seconds");
+            throw notReadable(what);
         }
     }
 
-    private ReadOnlyKeyValueStore<String, SessionView> store() {
-        try {
-            return streams.store(StoreQueryParameters.fromNameAndType(STORE, QueryableStoreTypes.keyValueStore()));
-        } catch (org.apache.kafka.streams.errors.InvalidStateStoreException e) {
-            throw new ApiError(503, "starting", "the session views are being loaded (" + streams.state()
-                    + "); try again in a few seconds");
+    private ApiError notReadable(String what) {
+        KafkaStreams.State state = streams.state();
+        if (state == KafkaStreams.State.CREATED || state == KafkaStreams.State.REBALANCING || state == KafkaStreams.State.RUNNING) {
+            return ApiError.starting("the " + what + " are being loaded (" + state + "); try again in a few seconds");
         }
+        return new ApiError(503, "unavailable", "the " + what + " cannot be read: the gateway's read side is " + state
+                + " (see the gateway's log)");
     }
 
     /** The Streams instance (state, metrics). */

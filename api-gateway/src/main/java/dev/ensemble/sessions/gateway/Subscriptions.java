@@ -17,7 +17,7 @@ import java.time.Duration;
  *   (persistent-sessions guide, "The output buffer"): {@code events} (each {@code cursor} and {@code event}),
  *   {@code next}, {@code truncated}, {@code oldest}, {@code latest}. Cursors are the session's event sequence numbers
  *   ({@code 0} = from the start); limit 1..{@value #MAX_LIMIT}, default 100. 404 for a session the account does not
- *   have; 503 until the feed has read the log once after a start; 400 {@code cursor_ahead} (with {@code latest}) for a
+ *   have; 503 {@code starting} (with Retry-After) until the feed has read the log once after a start; 400 {@code cursor_ahead} (with {@code latest}) for a
  *   cursor beyond the session's latest event once the feed has read the log to its end.</li>
  *   <li>{@code GET /api/events/stream?after=CURSOR}: see {@link EventStream}.</li>
  * </ul>
@@ -58,6 +58,11 @@ final class Subscriptions implements AutoCloseable {
         });
     }
 
+    /** Whether the session-events feed has read the log up to where it was at start. */
+    boolean caughtUp() {
+        return feed.caughtUp();
+    }
+
     /** Waits until the session-events feed has read the log up to where it was at start. */
     boolean awaitReady(Duration timeout) throws InterruptedException {
         return feed.awaitCaughtUp(timeout);
@@ -66,7 +71,7 @@ final class Subscriptions implements AutoCloseable {
     private void sessionEvents(Context ctx) throws IOException, InterruptedException {
         Principal me = ctx.attribute("principal");
         if (!feed.caughtUp()) {
-            throw new ApiError(503, "unavailable", "the gateway is still reading the event log after a start; try again in a few seconds");
+            throw ApiError.starting("the gateway is still reading the event log after a start; try again in a few seconds");
         }
         long after = longParam(ctx, "after", 0);
         int limit = (int) Math.min(Integer.MAX_VALUE, longParam(ctx, "limit", 100));

@@ -40,6 +40,8 @@ class GatewayHttpTest {
     static final String BO = "token-bo";
     /** A service of ana's account (the web relaying events): the contract batch holds the cleanup's deletion request. */
     static final String ANA_WEB = "token-ana-web";
+    /** A third account, whose sessions no other test counts. */
+    static final String CY = "token-cy";
 
     @BeforeAll
     static void start() throws Exception {
@@ -54,6 +56,7 @@ class GatewayHttpTest {
         tokens.register(ANA, new Principal("acct-ana", "person", "ana"));
         tokens.register(BO, new Principal("acct-bo", "person", "bo"));
         tokens.register(ANA_WEB, new Principal("acct-ana", "service", "web"));
+        tokens.register(CY, new Principal("acct-cy", "person", "cy"));
         gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1,
                 tokens, Clock.systemUTC())).start();
         gateway.awaitReady(Duration.ofSeconds(60));
@@ -186,6 +189,211 @@ class GatewayHttpTest {
             }
             assertThat(reasons).anyMatch(x -> x.contains("payload.runId: required field is missing"))
                     .anyMatch(x -> x.contains("RunTeleported"));
+        }
+    }
+
+    /** bo's RunClaimed (run {@code runId}, eventId {@code id}) in the JSON form, occurring at {@code occurredAt}, with the given title. */
+    static String boClaim(String id, String runId, String occurredAt, String title) {
+        return "{\"eventId\":\"" + id + "\",\"type\":\"RunClaimed\",\"account\":\"acct-bo\",\"space\":\"local:pc\",\"occurredAt\":\""
+                + occurredAt + "\",\"source\":\"computer:pc\",\"payload\":{\"runId\":\"" + runId
+                + "\",\"computerId\":\"pc\",\"agent\":\"codex\",\"task\":{\"title\":\"" + title + "\"}}}";
+    }
+
+    /** Every record of bo's in the event log now, by eventId: how many copies, each decoded (a record that does not decode fails). */
+    static Map<String, Integer> boEventsInTheLog() {
+        Map<String, Integer> copies = new java.util.HashMap<>();
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
+                "isolation.level", "read_committed"), new org.apache.kafka.common.serialization.StringDeserializer(), new ByteArrayDeserializer())) {
+            List<org.apache.kafka.common.TopicPartition> parts = c.partitionsFor(Topics.EVENTS.name()).stream()
+                    .map(i -> new org.apache.kafka.common.TopicPartition(i.topic(), i.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            Map<org.apache.kafka.common.TopicPartition, Long> end = c.endOffsets(parts);
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    if ("acct-bo".equals(r.key())) {
+                        copies.merge(Topics.eventSerde().deserializer().deserialize(r.topic(), r.value()).getEventId(), 1, Integer::sum);
+                    }
+                }
+            }
+        }
+        return copies;
+    }
+
+    @Test
+    void anEventTheSchemaCannotHoldIsRefusedNamingTheFieldAndAffectsNoOtherEvent() throws Exception {
+        String far = "+1000000000-01-01T00:00:00Z";
+        // alone: a 400 naming the field, not a 500
+        HttpResponse<String> alone = post("/api/events", BO, boClaim("f1400000-0000-0000-0000-000000000001", "bo-far", far, "Far"));
+        assertThat(alone.statusCode()).as(alone.body()).isEqualTo(400);
+        JsonNode a = JSON.readTree(alone.body()).get("results").get(0);
+        assertThat(a.get("status").asText()).isEqualTo("rejected");
+        assertThat(a.get("error").asText()).isEqualTo("invalid");
+        assertThat(a.get("field").asText()).isEqualTo("occurredAt");
+        assertThat(a.get("reason").asText()).contains("occurredAt: +1000000000-01-01T00:00:00Z is outside the times an event may name");
+        // first in a batch: the good one after it is appended; after a good one: only the good one is
+        HttpResponse<String> badFirst = post("/api/events", BO, "[" + boClaim("f1400000-0000-0000-0000-000000000002", "bo-far2", far, "Far")
+                + "," + boClaim("f1400000-0000-0000-0000-000000000003", "bo-after", "2026-11-03T10:00:00Z", "After the far one") + "]");
+        assertThat(badFirst.statusCode()).as(badFirst.body()).isEqualTo(200);
+        assertThat(JSON.readTree(badFirst.body()).get("results").findValuesAsText("status")).containsExactly("rejected", "accepted");
+        HttpResponse<String> badLast = post("/api/events", BO, "[" + boClaim("f1400000-0000-0000-0000-000000000004", "bo-before",
+                "2026-11-03T10:00:00Z", "Before the far one") + "," + boClaim("f1400000-0000-0000-0000-000000000005", "bo-far3", far, "Far") + "]");
+        assertThat(badLast.statusCode()).as(badLast.body()).isEqualTo(200);
+        assertThat(JSON.readTree(badLast.body()).get("results").findValuesAsText("status")).containsExactly("accepted", "rejected");
+        // the next event on the same connection (another account's) is written whole
+        HttpResponse<String> next = post("/api/events", CY, boClaim("f1400000-0000-0000-0000-000000000006", "cy-next",
+                "2026-11-03T10:00:00Z", "Cy's next").replace("acct-bo", "acct-cy"));
+        assertThat(next.statusCode()).as(next.body()).isEqualTo(200);
+        assertThat(awaitSession("cy-next", CY, j -> true).get("firstTask").get("title").asText()).isEqualTo("Cy's next");
+        assertThat(awaitSession("bo-after", BO, j -> true).get("firstTask").get("title").asText()).isEqualTo("After the far one");
+        assertThat(awaitSession("bo-before", BO, j -> true).get("firstTask").get("title").asText()).isEqualTo("Before the far one");
+        // each answer is true of its event: the accepted ones are in the log once, decodable, the refused ones not at all
+        Map<String, Integer> log = boEventsInTheLog();
+        assertThat(log).containsEntry("f1400000-0000-0000-0000-000000000003", 1).containsEntry("f1400000-0000-0000-0000-000000000004", 1)
+                .doesNotContainKeys("f1400000-0000-0000-0000-000000000001", "f1400000-0000-0000-0000-000000000002",
+                        "f1400000-0000-0000-0000-000000000005");
+    }
+
+    @Test
+    void anEventOverALimitIsRefusedNamingTheFieldAndTheLimit() throws Exception {
+        HttpResponse<String> title = post("/api/events", BO, boClaim("f1400000-0000-0000-0000-000000000010", "bo-long",
+                "2026-11-03T10:00:00Z", "t".repeat(300_000)));
+        assertThat(title.statusCode()).as(title.body()).isEqualTo(413);
+        JsonNode t = JSON.readTree(title.body()).get("results").get(0);
+        assertThat(t.get("error").asText()).isEqualTo("too_large");
+        assertThat(t.get("field").asText()).isEqualTo("payload.task.title");
+        assertThat(t.get("limit").asInt()).isEqualTo(4096);
+        assertThat(t.get("reason").asText()).endsWith("payload.task.title: 300000 characters; at most 4096");
+        // texts and lists each within their limits, but together over the limit of one event (256 KiB encoded)
+        String labels = java.util.stream.IntStream.range(0, 70).mapToObj(i -> "\"" + "l".repeat(4000) + "\"").collect(Collectors.joining(","));
+        String big = boClaim("f1400000-0000-0000-0000-000000000011", "bo-big", "2026-11-03T10:00:00Z", "Big")
+                .replace("\"title\":\"Big\"", "\"title\":\"Big\",\"labels\":[" + labels + "]");
+        String small = boClaim("f1400000-0000-0000-0000-000000000012", "bo-small", "2026-11-03T10:00:00Z", "Small");
+        HttpResponse<String> batch = post("/api/events", BO, "[" + big + "," + small + "]");
+        assertThat(batch.statusCode()).as(batch.body()).isEqualTo(200);
+        JsonNode b = JSON.readTree(batch.body()).get("results");
+        assertThat(b.get(0).get("error").asText()).isEqualTo("too_large");
+        assertThat(b.get(0).get("field").asText()).isEqualTo("event");
+        assertThat(b.get(0).get("limit").asInt()).isEqualTo(262_144);
+        assertThat(b.get(1).get("status").asText()).isEqualTo("accepted");
+        awaitSession("bo-small", BO, j -> true);
+        assertThat(boEventsInTheLog()).containsKey("f1400000-0000-0000-0000-000000000012")
+                .doesNotContainKeys("f1400000-0000-0000-0000-000000000010", "f1400000-0000-0000-0000-000000000011");
+    }
+
+    @Test
+    void valuesOutsideWhatAnEventMayHoldAreRefusedNamingTheField() throws Exception {
+        String status = "{\"eventId\":\"ID\",\"type\":\"RunStatusChanged\",\"account\":\"acct-bo\",\"space\":\"local:pc\","
+                + "\"occurredAt\":\"AT\",\"source\":\"computer:pc\",\"payload\":{\"runId\":\"bo-1\",\"status\":\"DONE\"PLUS}}";
+        Map<String, String> cases = new java.util.LinkedHashMap<>();
+        cases.put(status.replace("ID", "f1400000-0000-0000-0000-000000000020").replace("AT", "2026-11-03T10:00:00Z").replace("PLUS", ",\"tokens\":-1"),
+                "payload.tokens");
+        cases.put(status.replace("ID", "f1400000-0000-0000-0000-000000000021").replace("AT", "2026-11-03T10:00:00Z").replace("PLUS", ",\"durationMs\":-1"),
+                "payload.durationMs");
+        cases.put(status.replace("ID", "f1400000-0000-0000-0000-000000000022").replace("AT", "0001-01-01T00:00:00Z").replace("PLUS", ""), "occurredAt");
+        cases.put(status.replace("ID", "f1400000-0000-0000-0000-000000000023").replace("AT", "+292278994-08-17T07:12:55.807Z").replace("PLUS", ""),
+                "occurredAt");
+        cases.put(status.replace("ID", "f1400000-0000-0000-0000-0000000000\\u00004").replace("AT", "2026-11-03T10:00:00Z").replace("PLUS", ""),
+                "eventId");
+        for (Map.Entry<String, String> c : cases.entrySet()) {
+            HttpResponse<String> r = post("/api/events", BO, c.getKey());
+            assertThat(r.statusCode()).as(c.getKey() + " -> " + r.body()).isEqualTo(400);
+            JsonNode answer = JSON.readTree(r.body()).get("results").get(0);
+            assertThat(answer.get("error").asText()).isEqualTo("invalid");
+            assertThat(answer.get("field").asText()).as(r.body()).isEqualTo(c.getValue());
+            assertThat(answer.get("reason").asText()).contains(c.getValue() + ": ");
+        }
+        assertThat(boEventsInTheLog().keySet()).noneMatch(id -> id.startsWith("f1400000-0000-0000-0000-00000000002"));
+    }
+
+    @Test
+    void aBodyThatStopsArrivingIsAnsweredWithAJson408() throws Exception {
+        String head = "POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + BO + "\r\nContent-Type: application/json\r\n";
+        String shortBody = head + "Content-Length: 1000\r\n\r\n[{\"eventId\":\"stalled-1\",";
+        String noLastChunk = head + "Transfer-Encoding: chunked\r\n\r\n10\r\n[{\"eventId\":\"st\"\r\n";
+        var shortAnswer = java.util.concurrent.CompletableFuture.supplyAsync(() -> rawExchange(shortBody));
+        var chunkedAnswer = java.util.concurrent.CompletableFuture.supplyAsync(() -> rawExchange(noLastChunk));
+        for (var answer : List.of(shortAnswer, chunkedAnswer)) {
+            String[] r = answer.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(r[0]).as(String.join("\n", r)).contains(" 408 ");
+            assertThat(r[1].toLowerCase()).contains("content-type: application/json");
+            JsonNode body = JSON.readTree(r[2]);
+            assertThat(body.get("error").asText()).isEqualTo("timeout");
+            assertThat(body.get("message").asText()).contains("stopped arriving").contains("15 s");
+            assertThat(Long.parseLong(r[3])).as("answered after the idle timeout, not the connector's 30 s").isBetween(14_000L, 25_000L);
+        }
+        assertThat(boEventsInTheLog()).doesNotContainKey("stalled-1");
+    }
+
+    /** Sends {@code request} as is over a socket and reads the answer: status line, headers, body, milliseconds taken. */
+    static String[] rawExchange(String request) {
+        long start = System.nanoTime();
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", gateway.port())) {
+            s.setSoTimeout(45_000);
+            s.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            s.getOutputStream().flush();
+            java.io.InputStream in = s.getInputStream();
+            java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+            byte[] buf = new byte[8192];
+            int head = -1;
+            long length = -1;
+            for (int n; (n = in.read(buf)) > 0; ) { // until the declared body is in (the connection may stay open)
+                got.write(buf, 0, n);
+                String all = got.toString(java.nio.charset.StandardCharsets.UTF_8);
+                head = all.indexOf("\r\n\r\n");
+                if (head >= 0) {
+                    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?im)^content-length: *(\\d+)").matcher(all.substring(0, head));
+                    length = m.find() ? Long.parseLong(m.group(1)) : -1;
+                    if (length >= 0 && got.size() >= head + 4 + length) break;
+                }
+            }
+            String all = got.toString(java.nio.charset.StandardCharsets.UTF_8);
+            if (head < 0) return new String[]{all.isEmpty() ? "no answer" : all, "", "", String.valueOf((System.nanoTime() - start) / 1_000_000)};
+            int line = all.indexOf("\r\n");
+            return new String[]{all.substring(0, line), all.substring(line + 2, head), all.substring(head + 4),
+                    String.valueOf((System.nanoTime() - start) / 1_000_000)};
+        } catch (java.io.IOException e) {
+            return new String[]{"no answer: " + e, "", "", String.valueOf((System.nanoTime() - start) / 1_000_000)};
+        }
+    }
+
+    @Test
+    void whileItsViewsLoadAGatewayAnswers503WithRetryAfterAndItsHealthSaysStarting() throws Exception {
+        Tokens tokens = Tokens.inMemory();
+        tokens.register(ANA, new Principal("acct-ana", "person", "ana"));
+        // a read side of its own (not in the test gateway's group), started from nothing: its stores load while it is polled
+        Gateway starting = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, Files.createTempDirectory("gw-starting"),
+                1, tokens, Clock.systemUTC())).withReadSideApplicationId("ensemble-gateway-starting-test");
+        try {
+            starting.start();
+            Map<String, Integer> starts = new java.util.TreeMap<>();
+            boolean ready = false;
+            long until = System.currentTimeMillis() + 90_000;
+            while (!ready && System.currentTimeMillis() < until) {
+                for (String path : List.of("/health", "/api/agent/sessions", "/api/agent/sessions/job-101", "/api/audit/deletions",
+                        "/api/agent/sessions/job-101/events")) {
+                    HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + starting.port() + path))
+                            .header("Authorization", "Bearer " + ANA).GET().build(), HttpResponse.BodyHandlers.ofString());
+                    JsonNode body = JSON.readTree(r.body());
+                    assertThat(r.statusCode()).as(path + ": " + r.body()).isIn(200, 404, 503);
+                    if (r.statusCode() == 503) {
+                        assertThat(r.headers().firstValue("Retry-After")).as(path).hasValue("5");
+                        assertThat(body.get(path.equals("/health") ? "status" : "error").asText()).as(path).isEqualTo("starting");
+                        starts.merge(path, 1, Integer::sum);
+                    }
+                    if (path.equals("/health")) {
+                        ready = r.statusCode() == 200;
+                        assertThat(body.get("status").asText()).isEqualTo(ready ? "ready" : "starting");
+                        assertThat(body.has("views") && body.has("eventLog")).as(r.body()).isTrue();
+                    }
+                }
+            }
+            assertThat(ready).as("ready within 90 s").isTrue();
+            assertThat(starts).as("polled while it started").containsKeys("/health", "/api/agent/sessions");
+            assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + starting.port() + "/api/agent/sessions"))
+                    .header("Authorization", "Bearer " + ANA).GET().build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        } finally {
+            starting.stop();
         }
     }
 
