@@ -38,12 +38,14 @@ import java.util.UUID;
 final class EventStream implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EventStream.class);
     private final String bootstrapServers;
+    private final Map<String, ?> clientProperties;
     private final SessionEventsFeed feed;
     private volatile boolean closed;
 
     /** @param feed the gateway's reading of the whole log: where it has read to, where each eventId's first copy is */
-    EventStream(String bootstrapServers, SessionEventsFeed feed) {
+    EventStream(String bootstrapServers, Map<String, ?> clientProperties, SessionEventsFeed feed) {
         this.bootstrapServers = bootstrapServers;
+        this.clientProperties = clientProperties;
         this.feed = feed;
     }
 
@@ -149,8 +151,7 @@ final class EventStream implements AutoCloseable {
 
     /** A consumer of its own (no group, nothing committed) that reads only committed records. */
     private KafkaConsumer<String, byte[]> consumer(String purpose) {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        Map<String, Object> p = dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-" + purpose + "-" + UUID.randomUUID());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");

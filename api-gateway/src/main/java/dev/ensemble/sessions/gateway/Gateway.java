@@ -94,9 +94,19 @@ public final class Gateway implements AutoCloseable {
     private Subscriptions subscriptions;
     private long sessionEventWindowBytes = SessionEventBuffers.DEFAULT_WINDOW_BYTES;
     private String readSideApplicationId = SessionReads.APPLICATION_ID;
+    private Map<String, ?> clientProperties = Map.of();
 
     public Gateway(Settings settings) {
         this.settings = settings;
+    }
+
+    /**
+     * The cluster's client properties (security settings, {@link dev.ensemble.sessions.schema.KafkaClients}) for every
+     * Kafka client it makes (intake producer, read side, event feed and streams); before {@link #start()}.
+     */
+    public Gateway withClientProperties(Map<String, ?> properties) {
+        this.clientProperties = Map.copyOf(properties);
+        return this;
     }
 
     /** The retained window of each session's events, in bytes of encoded events (default 1 MiB); before {@link #start()}. */
@@ -129,7 +139,8 @@ public final class Gateway implements AutoCloseable {
 
     private Gateway startAll() {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
-                "ensemble-gateway-intake", Map.of(ProducerConfig.LINGER_MS_CONFIG, 2));
+                "ensemble-gateway-intake", dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
+                        Map.of(ProducerConfig.LINGER_MS_CONFIG, 2)));
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
         intake = new EventIntake(producer, settings.clock(), (account, eventId) -> subscriptions != null && subscriptions.knows(account, eventId));
 
@@ -180,12 +191,13 @@ public final class Gateway implements AutoCloseable {
         app.delete("/api/agent/sessions/{id}", deletions::deleteSession);
         app.get("/api/audit/deletions", deletions::audit);
         app.post("/api/cleanup/sweep", deletions::sweep);
-        subscriptions = new Subscriptions(settings.bootstrapServers(), sessionEventWindowBytes);
+        subscriptions = new Subscriptions(settings.bootstrapServers(), clientProperties, sessionEventWindowBytes);
         subscriptions.register(app);
         app.start(settings.host(), settings.port());
         self = settings.host() + ":" + app.port();
 
-        reads = new SessionReads(readSideApplicationId, settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(), self);
+        reads = new SessionReads(readSideApplicationId, settings.bootstrapServers(), clientProperties, settings.stateDir(),
+                settings.replicationFactor(), self);
         reads.start();
         LOG.info("gateway listening on http://{}:{}", settings.host(), app.port());
         return this;

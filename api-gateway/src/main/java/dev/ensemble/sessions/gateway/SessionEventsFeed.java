@@ -44,15 +44,21 @@ public final class SessionEventsFeed implements AutoCloseable {
     /** The consumer's positions after its latest poll (read_committed: at most the last stable offsets); guarded by itself. */
     private final Object positionsLock = new Object();
     private final String bootstrapServers;
+    private final Map<String, ?> clientProperties;
     private Admin admin; // reads the log's end offsets; created on first use, guarded by this
     private Map<TopicPartition, Long> positions = Map.of();
 
     /** @param windowBytes the retained window per session in bytes (see {@link SessionEventBuffers}) */
     public SessionEventsFeed(String bootstrapServers, long windowBytes) {
+        this(bootstrapServers, Map.of(), windowBytes);
+    }
+
+    /** @param clientProperties the cluster's client properties (security settings) for its consumer and admin client */
+    public SessionEventsFeed(String bootstrapServers, Map<String, ?> clientProperties, long windowBytes) {
         this.bootstrapServers = bootstrapServers;
+        this.clientProperties = Map.copyOf(clientProperties);
         this.buffers = new SessionEventBuffers(windowBytes);
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        Map<String, Object> p = dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-session-events-" + UUID.randomUUID());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -130,9 +136,10 @@ public final class SessionEventsFeed implements AutoCloseable {
     private synchronized Admin admin() {
         if (!running) throw new ApiError(503, "unavailable", "the gateway is stopping");
         if (admin == null) {
-            admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+            admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.merge(
+                    dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties), Map.of(
                     AdminClientConfig.CLIENT_ID_CONFIG, "ensemble-gateway-offsets-" + UUID.randomUUID(),
-                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000));
+                    AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5000, AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000)));
         }
         return admin;
     }

@@ -59,12 +59,18 @@ public final class SessionReads implements AutoCloseable {
      * @param advertised        {@code host:port} other gateway instances reach this one at (application.server)
      */
     public SessionReads(String bootstrapServers, Path stateDir, int replicationFactor, String advertised) {
-        this(APPLICATION_ID, bootstrapServers, stateDir, replicationFactor, advertised);
+        this(APPLICATION_ID, bootstrapServers, Map.of(), stateDir, replicationFactor, advertised);
+    }
+
+    /** @param clientProperties the cluster's client properties (security settings), given to its Streams application */
+    public SessionReads(String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, int replicationFactor, String advertised) {
+        this(APPLICATION_ID, bootstrapServers, clientProperties, stateDir, replicationFactor, advertised);
     }
 
     /** A read side with its own Streams application id (a second one beside the gateways of {@value #APPLICATION_ID}). */
-    SessionReads(String applicationId, String bootstrapServers, Path stateDir, int replicationFactor, String advertised) {
-        Map<String, Object> overrides = new HashMap<>();
+    SessionReads(String applicationId, String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, int replicationFactor,
+                 String advertised) {
+        Map<String, Object> overrides = new HashMap<>(clientProperties);
         overrides.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised);
         overrides.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         this.streams = new KafkaStreams(buildTopology(), StreamsDefaults.properties(applicationId, bootstrapServers,

@@ -32,9 +32,10 @@ final class Subscriptions implements AutoCloseable {
     private final SessionEventsFeed feed;
     private final EventStream stream;
 
-    Subscriptions(String bootstrapServers, long windowBytes) {
-        feed = new SessionEventsFeed(bootstrapServers, windowBytes).start();
-        stream = new EventStream(bootstrapServers, feed);
+    /** @param clientProperties the cluster's client properties (security settings) for its consumers */
+    Subscriptions(String bootstrapServers, java.util.Map<String, ?> clientProperties, long windowBytes) {
+        feed = new SessionEventsFeed(bootstrapServers, clientProperties, windowBytes).start();
+        stream = new EventStream(bootstrapServers, clientProperties, feed);
     }
 
     /** Whether the gateway has read the account's eventId in the log already. */

@@ -44,6 +44,7 @@ public final class ComputerAgent {
     private final Duration pollInterval;
     private final StoreImporter importer;
     private final EventFactory events;
+    private Map<String, ?> clientProperties = Map.of();
     private KafkaEventSink sink;
     private DeletionExecutor deletions;
     private ScheduledExecutorService scheduler;
@@ -79,6 +80,15 @@ public final class ComputerAgent {
         this.events = new EventFactory(config);
     }
 
+    /**
+     * The cluster's client properties (security settings, {@link dev.ensemble.sessions.schema.KafkaClients}) for its
+     * producer and its consumer; before {@link #start()}.
+     */
+    public synchronized ComputerAgent withClientProperties(Map<String, ?> properties) {
+        this.clientProperties = Map.copyOf(properties);
+        return this;
+    }
+
     /** Claude Code's projects folder: {@code $CLAUDE_CONFIG_DIR/projects}, else {@code ~/.claude/projects}. */
     public static List<Path> defaultClaudeDirs() {
         String dir = System.getenv("CLAUDE_CONFIG_DIR");
@@ -103,9 +113,10 @@ public final class ComputerAgent {
         if (scheduler != null) {
             throw new IllegalStateException("the computer agent is already started");
         }
-        sink = new KafkaEventSink(bootstrapServers, Map.of("client.id", "computer-agent-" + config.computerId()));
+        sink = new KafkaEventSink(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
+                Map.of("client.id", "computer-agent-" + config.computerId())));
         sink.accept(events.computerStatus(true, CAPABILITIES));
-        deletions = new DeletionExecutor(bootstrapServers, config, new AgentStoreDeleter(claudeDirs, codexDirs), sink);
+        deletions = new DeletionExecutor(bootstrapServers, clientProperties, config, new AgentStoreDeleter(claudeDirs, codexDirs), sink);
         deletions.start();
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "computer-agent-import");

@@ -17,7 +17,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -44,6 +43,7 @@ public final class DeletionExecutor implements AutoCloseable {
     static final String DECIDER = "service:projector";
 
     private final String bootstrapServers;
+    private final Map<String, ?> clientProperties;
     private final ImportConfig config;
     private final AgentStoreDeleter deleter;
     private final EventFactory events;
@@ -59,6 +59,15 @@ public final class DeletionExecutor implements AutoCloseable {
      * @param sink             where the answers go (the agent's producer)
      */
     public DeletionExecutor(String bootstrapServers, ImportConfig config, AgentStoreDeleter deleter, EventSink sink) {
+        this(bootstrapServers, Map.of(), config, deleter, sink);
+    }
+
+    /**
+     * @param clientProperties the cluster's client properties (security settings) for its consumer
+     */
+    public DeletionExecutor(String bootstrapServers, Map<String, ?> clientProperties, ImportConfig config, AgentStoreDeleter deleter,
+                            EventSink sink) {
+        this.clientProperties = Map.copyOf(clientProperties);
         this.bootstrapServers = Objects.requireNonNull(bootstrapServers, "bootstrapServers");
         this.config = Objects.requireNonNull(config, "config");
         this.deleter = Objects.requireNonNull(deleter, "deleter");
@@ -71,8 +80,7 @@ public final class DeletionExecutor implements AutoCloseable {
         if (thread != null) {
             throw new IllegalStateException("the deletion executor is already started");
         }
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        Map<String, Object> p = dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
         p.put(ConsumerConfig.GROUP_ID_CONFIG, "ensemble-computer-" + config.computerId() + "-deletions");
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "computer-agent-" + config.computerId() + "-deletions");
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");

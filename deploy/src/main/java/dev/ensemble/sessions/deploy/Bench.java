@@ -8,6 +8,7 @@ import dev.ensemble.sessions.events.RunStatus;
 import dev.ensemble.sessions.events.RunStatusChanged;
 import dev.ensemble.sessions.events.TaskFacts;
 import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.schema.KafkaClients;
 import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.admin.Admin;
@@ -72,7 +73,7 @@ public final class Bench {
      */
     public static void appendOnly(String bootstrapServers, Settings s, PrintStream out) {
         List<byte[][]> all = prepare(bootstrapServers, s);
-        try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers)) {
+        try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers, s)) {
             append(producer, all);
         }
         out.printf("appended %,d events over %,d accounts (the projector did not run)%n", all.size(), s.accounts());
@@ -80,16 +81,17 @@ public final class Bench {
 
     /** Creates the topics and synthesizes the log: the warm-up's events, then the measured ones. */
     private static List<byte[][]> prepare(String bootstrapServers, Settings s) {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+        try (Admin admin = Admin.create(KafkaClients.config(bootstrapServers, KafkaClients.connection(s.streamsOverrides())))) {
             TopicAdmin.ensureTopics(admin, s.partitions(), (short) 1);
         }
         return synthesize(new Settings(s.warmupEvents() + s.events(), s.accounts(), s.partitions(), s.streamsOverrides()));
     }
 
     /** The producer that appends the synthesized log (batched, lz4, as a busy gateway would). */
-    private static KafkaProducer<String, byte[]> appender(String bootstrapServers) {
+    private static KafkaProducer<String, byte[]> appender(String bootstrapServers, Settings s) {
         return new KafkaProducer<>(dev.ensemble.sessions.schema.LogProducers.config(bootstrapServers, "bench-appender",
-                Map.of("linger.ms", 5, "batch.size", 512 * 1024, "compression.type", "lz4")), new StringSerializer(), new ByteArraySerializer());
+                KafkaClients.merge(KafkaClients.connection(s.streamsOverrides()),
+                        Map.of("linger.ms", 5, "batch.size", 512 * 1024, "compression.type", "lz4"))), new StringSerializer(), new ByteArraySerializer());
     }
 
     /** Runs the benchmark against {@code bootstrapServers} (a fresh cluster: topics are created). */
@@ -103,7 +105,7 @@ public final class Bench {
         long[] lags = new long[s.events() * 2];
         AtomicInteger lagCount = new AtomicInteger();
         java.util.concurrent.atomic.AtomicLong measureFrom = new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
-        Thread lagReader = new Thread(() -> readLags(bootstrapServers, done, lags, lagCount, measureFrom), "bench-lag");
+        Thread lagReader = new Thread(() -> readLags(bootstrapServers, KafkaClients.connection(s.streamsOverrides()), done, lags, lagCount, measureFrom), "bench-lag");
         lagReader.start();
 
         try (Projector projector = new Projector(bootstrapServers, stateDir, 1, s.streamsOverrides())) {
@@ -112,11 +114,11 @@ public final class Bench {
                 Thread.sleep(50);
             }
             long start;
-            try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers)) {
+            try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers, s)) {
                 if (!warmup.isEmpty()) {
                     long w = System.nanoTime();
                     append(producer, warmup);
-                    awaitCommitted(bootstrapServers, Duration.ofMinutes(30));
+                    awaitCommitted(bootstrapServers, KafkaClients.connection(s.streamsOverrides()), Duration.ofMinutes(30));
                     out.printf("warmed up on %,d events in %.1f s%n", warmup.size(), (System.nanoTime() - w) / 1e9);
                 }
                 measureFrom.set(System.currentTimeMillis());
@@ -125,7 +127,7 @@ public final class Bench {
             }
             double produced = (System.nanoTime() - start) / 1e9;
             out.printf("produced in %.1f s (%,.0f events/s)%n", produced, s.events() / produced);
-            awaitCommitted(bootstrapServers, Duration.ofMinutes(10));
+            awaitCommitted(bootstrapServers, KafkaClients.connection(s.streamsOverrides()), Duration.ofMinutes(10));
             double seconds = (System.nanoTime() - start) / 1e9;
             printThreadMetrics(projector.streams(), out);
             Thread.sleep(1000);
@@ -174,8 +176,8 @@ public final class Bench {
     }
 
     /** Waits until the projector's committed offsets reach the end of every event-log partition. */
-    private static void awaitCommitted(String bootstrap, Duration timeout) throws Exception {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+    private static void awaitCommitted(String bootstrap, Map<String, Object> security, Duration timeout) throws Exception {
+        try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
             if (!dev.ensemble.sessions.projector.ProjectorRebuild.awaitCaughtUp(admin, Projector.APPLICATION_ID, Duration.ofMillis(20),
                     timeout, n -> { })) {
                 throw new IllegalStateException("the projector did not catch up within " + timeout);
@@ -183,11 +185,11 @@ public final class Bench {
         }
     }
 
-    private static void readLags(String bootstrap, AtomicBoolean done, long[] lags, AtomicInteger count,
+    private static void readLags(String bootstrap, Map<String, Object> security, AtomicBoolean done, long[] lags, AtomicInteger count,
                                  java.util.concurrent.atomic.AtomicLong measureFrom) {
-        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of("bootstrap.servers", bootstrap,
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(KafkaClients.merge(KafkaClients.config(bootstrap, security), Map.of(
                 "group.id", "bench-lag-" + UUID.randomUUID(), "auto.offset.reset", "earliest",
-                "isolation.level", "read_committed", "fetch.min.bytes", 1, "max.poll.records", 5000),
+                "isolation.level", "read_committed", "fetch.min.bytes", 1, "max.poll.records", 5000)),
                 new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             c.subscribe(List.of(Topics.SESSIONS_VIEW.name()));
             while (!done.get()) {

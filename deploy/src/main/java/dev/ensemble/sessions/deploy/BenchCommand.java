@@ -57,12 +57,16 @@ final class BenchCommand implements Callable<Integer> {
         System.out.println("starting a fresh broker in " + dir);
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
             kafka.waitUntilReady(java.time.Duration.ofSeconds(60));
+            // the Streams settings of every application it runs: --set's, and the broker's client credentials (passed on
+            // by the plain clients too: KafkaClients.connection); only --set's are printed
+            java.util.Map<String, Object> streamsSettings = new java.util.HashMap<>(settings);
+            streamsSettings.putAll(kafka.clientProperties());
             if (replayOnly) {
-                Bench.appendOnly(kafka.bootstrapServers(), new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings),
+                Bench.appendOnly(kafka.bootstrapServers(), new Bench.Settings(events, accounts, partitions, streamsSettings,
                         warmupEvents), System.out);
             } else {
                 Bench.Result r = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
-                        new Bench.Settings(events, accounts, partitions, new java.util.HashMap<>(settings), warmupEvents), System.out);
+                        new Bench.Settings(events, accounts, partitions, streamsSettings, warmupEvents), System.out);
                 System.out.println();
                 System.out.println("projector settings: " + (settings.isEmpty() ? "defaults" : settings));
                 System.out.println();
@@ -72,13 +76,13 @@ final class BenchCommand implements Callable<Integer> {
                         r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
             }
             if (recalibrateDecisions > 0) {
-                ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), new java.util.HashMap<>(settings), recalibrateDecisions,
+                ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), streamsSettings, recalibrateDecisions,
                         System.out);
             }
             if (ceiling) {
                 System.out.println();
                 System.out.println("running the reference topologies over the same log …");
-                CeilingBench.run(kafka.bootstrapServers(), dir.resolve("state"), new java.util.HashMap<>(settings), System.out);
+                CeilingBench.run(kafka.bootstrapServers(), dir.resolve("state"), streamsSettings, System.out);
             }
         } finally {
             deleteQuietly(dir);

@@ -2,6 +2,7 @@ package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
+import dev.ensemble.sessions.schema.KafkaClients;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.streams.StreamsDefaults;
 import org.apache.kafka.clients.admin.Admin;
@@ -47,7 +48,7 @@ final class CeilingBench {
     /** Runs the three topologies one after the other over the log as it is now; prints and returns their rows. */
     static List<Result> run(String bootstrap, Path stateDir, Map<String, ?> overrides, PrintStream out) throws Exception {
         long events;
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+        try (Admin admin = Admin.create(KafkaClients.config(bootstrap, KafkaClients.connection(overrides)))) {
             events = ProjectorRebuild.eventCount(admin);
             int partitions = admin.describeTopics(List.of(Topics.EVENTS.name())).allTopicNames().get().get(Topics.EVENTS.name())
                     .partitions().size();
@@ -135,7 +136,7 @@ final class CeilingBench {
         StreamsDefaults.start(streams, app);
         long tenth = events / 10;
         long[] tenthAt = {0};
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+        try (Admin admin = Admin.create(KafkaClients.config(bootstrap, KafkaClients.connection(overrides)))) {
             boolean done = ProjectorRebuild.awaitCaughtUp(admin, app, Duration.ofMillis(20), Duration.ofMinutes(30), processed -> {
                 if (tenthAt[0] == 0 && processed >= tenth) {
                     tenthAt[0] = System.nanoTime();

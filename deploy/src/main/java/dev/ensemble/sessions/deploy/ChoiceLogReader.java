@@ -39,8 +39,12 @@ final class ChoiceLogReader {
 
     /** The total records to read (end minus beginning offsets), then reads them; {@code onTotal}, {@code onRead} report progress. */
     static Read read(String bootstrapServers, Instant since, LongConsumer onTotal, LongConsumer onRead) {
-        Map<String, Object> p = new HashMap<>();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        return read(bootstrapServers, Map.of(), since, onTotal, onRead);
+    }
+
+    /** {@link #read(String, Instant, LongConsumer, LongConsumer)} with the cluster's client properties (security settings). */
+    static Read read(String bootstrapServers, Map<String, ?> clientProperties, Instant since, LongConsumer onTotal, LongConsumer onRead) {
+        Map<String, Object> p = dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-recalibrate-" + UUID.randomUUID());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");

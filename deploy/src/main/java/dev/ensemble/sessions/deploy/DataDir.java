@@ -18,7 +18,8 @@ import java.util.Set;
  * The local system's data folder (default {@code ~/.ensemble-sessions}, where {@code ~} is {@code $HOME}; owner-only,
  * see {@link #createPrivate()}):
  * {@code kafka/} (the broker's log), {@code state/} (the services' stores), {@code token} (the local
- * person's bearer token), {@code tokens.json} (hashes of every token; both owner-only), {@code computer-id},
+ * person's bearer token), {@code tokens.json} (hashes of every token; both owner-only), {@code kafka-client.properties}
+ * (the embedded broker's client credentials, owner-only, {@link LocalKafka#CLIENT_PROPERTIES}), {@code computer-id},
  * {@code import-state.json}, and {@code endpoints.json} (where the running system listens).
  */
 record DataDir(Path root) {
@@ -125,7 +126,25 @@ record DataDir(Path root) {
 
     /** Records where the running system listens, for {@code import} and other commands. */
     void writeEndpoints(String http, String bootstrapServers) {
-        writePrivate(endpoints(), JSON.createObjectNode().put("http", http).put("bootstrapServers", bootstrapServers).toPrettyString());
+        writeEndpoints(http, bootstrapServers, null);
+    }
+
+    /**
+     * Records where the running system listens and the file with its Kafka clients' settings
+     * ({@code clientProperties}; left out when null: a cluster without security), for {@code import} and other commands.
+     */
+    void writeEndpoints(String http, String bootstrapServers, Path clientProperties) {
+        com.fasterxml.jackson.databind.node.ObjectNode o = JSON.createObjectNode().put("http", http).put("bootstrapServers", bootstrapServers);
+        if (clientProperties != null) {
+            o.put("clientProperties", clientProperties.toAbsolutePath().toString());
+        }
+        writePrivate(endpoints(), o.toPrettyString());
+    }
+
+    /** The running system's Kafka client properties ({@code clientProperties} in its endpoints); empty when it has none. */
+    java.util.Map<String, Object> readClientProperties() {
+        JsonNode file = readEndpoints().path("clientProperties");
+        return file.isTextual() ? KafkaClientProperties.load(Path.of(file.asText())) : java.util.Map.of();
     }
 
     /** The running system's endpoints. */

@@ -53,8 +53,11 @@ import java.util.function.IntUnaryOperator;
  * partitions in {@code logs/} (each with Kafka's {@code meta.properties}), and {@code localkafka.lock}. The first
  * start formats both folders (new random cluster id, node id 1, the latest production {@code metadata.version});
  * later starts find {@code metadata/meta.properties} and reuse the storage, so topics and records survive
- * restarts. Clients connect over PLAINTEXT on {@code 127.0.0.1:<port>}; the controller listens on another free
- * loopback port chosen at each start (the quorum is static, so that port may change between restarts).
+ * restarts. Clients connect over SASL_PLAINTEXT (mechanism PLAIN) on {@code 127.0.0.1:<port>} with the credentials in
+ * {@code dataDir/kafka-client.properties} ({@link #clientProperties()}, made owner-only at the first start that finds
+ * it missing); a client without them is refused. The controller listens on another free loopback port chosen at each
+ * start (the quorum is static, so that port may change between restarts), also SASL, with a password made afresh at
+ * each start and kept only in memory.
  *
  * <p>The broker is tuned for one node: the offsets, transaction-state and share-state topics have replication
  * factor 1 and min ISR 1 (so exactly-once producers and Streams work), new topics default to replication factor 1,
@@ -82,10 +85,14 @@ public final class LocalKafka implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(LocalKafka.class);
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
-    private static final String BROKER_LISTENER = "PLAINTEXT";
+    private static final String BROKER_LISTENER = "CLIENT";
+    /** The file in the data folder holding the clients' settings (security.protocol, sasl.mechanism, sasl.jaas.config). */
+    public static final String CLIENT_PROPERTIES = "kafka-client.properties";
     private static final String META_PROPERTIES = "meta.properties";
     private static final String LOCK_FILE = "localkafka.lock";
     private static final int START_ATTEMPTS = 3;
+    /** The broker's own SASL user, for its requests to its own listeners; never a client's. */
+    private static final String BROKER_USER = "broker";
 
     /** Open instances; they share the JVM-wide exit guard. */
     private static final List<LocalKafka> OPEN = new CopyOnWriteArrayList<>();
@@ -96,12 +103,14 @@ public final class LocalKafka implements AutoCloseable {
     private final int controllerPort;
     private final String clusterId;
     private final boolean formatted;
+    private final KafkaClientProperties.Credentials credentials;
     private final KafkaRaftServer server;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile String failure;
 
     private LocalKafka(Path kafkaDir, DataDirLock lock, int port, int controllerPort, String clusterId,
-                       boolean formatted, KafkaRaftServer server) {
+                       boolean formatted, KafkaClientProperties.Credentials credentials, KafkaRaftServer server) {
+        this.credentials = credentials;
         this.kafkaDir = kafkaDir;
         this.lock = lock;
         this.port = port;
@@ -150,11 +159,13 @@ public final class LocalKafka implements AutoCloseable {
             Path meta = metadataDir(kafkaDir).resolve(META_PROPERTIES);
             boolean format = !Files.exists(meta);
             String clusterId = format ? format(kafkaDir) : readExistingClusterId(meta);
+            KafkaClientProperties.Credentials credentials = KafkaClientProperties.readOrCreate(
+                    dataDir.toAbsolutePath().resolve(CLIENT_PROPERTIES));
             for (int attempt = 1; ; attempt++) {
                 int brokerPort = portChooser.applyAsInt(port);
                 int controllerPort = freePort(brokerPort);
                 try {
-                    LocalKafka kafka = launch(kafkaDir, lock, brokerPort, controllerPort, clusterId, format);
+                    LocalKafka kafka = launch(kafkaDir, lock, brokerPort, controllerPort, clusterId, format, credentials);
                     log.info("Local Kafka broker started on {} (cluster id {}, data in {}, {})",
                             kafka.bootstrapServers(), clusterId, kafkaDir, format ? "freshly formatted" : "existing data");
                     return kafka;
@@ -202,14 +213,14 @@ public final class LocalKafka implements AutoCloseable {
 
     /** Starts a broker on formatted storage; on failure, stops what was started and rethrows. */
     private static LocalKafka launch(Path kafkaDir, DataDirLock lock, int brokerPort, int controllerPort,
-                                     String clusterId, boolean formatted) {
+                                     String clusterId, boolean formatted, KafkaClientProperties.Credentials credentials) {
         guardExit();
         KafkaRaftServer server = null;
         LocalKafka kafka = null;
         try {
-            server = new KafkaRaftServer(new KafkaConfig(brokerConfig(kafkaDir, brokerPort, controllerPort), false),
-                    Time.SYSTEM);
-            kafka = new LocalKafka(kafkaDir, lock, brokerPort, controllerPort, clusterId, formatted, server);
+            server = new KafkaRaftServer(new KafkaConfig(brokerConfig(kafkaDir, brokerPort, controllerPort, credentials,
+                    KafkaClientProperties.newPassword()), false), Time.SYSTEM);
+            kafka = new LocalKafka(kafkaDir, lock, brokerPort, controllerPort, clusterId, formatted, credentials, server);
             OPEN.add(kafka);
             server.startup();
             return kafka;
@@ -228,6 +239,19 @@ public final class LocalKafka implements AutoCloseable {
     /** The broker's client address, {@code 127.0.0.1:<port>}, for {@code bootstrap.servers}. */
     public String bootstrapServers() {
         return HOST + ":" + port;
+    }
+
+    /**
+     * The settings every client of this broker needs besides {@code bootstrap.servers}: {@code security.protocol},
+     * {@code sasl.mechanism} and {@code sasl.jaas.config}, as in {@link #clientPropertiesFile()}. A new map each call.
+     */
+    public Map<String, Object> clientProperties() {
+        return credentials.clientProperties();
+    }
+
+    /** The owner-only file holding {@link #clientProperties()}: {@code dataDir/kafka-client.properties}. */
+    public Path clientPropertiesFile() {
+        return credentials.file();
     }
 
     /** The client port actually in use (never 0; may differ from the requested one, see {@link #start}). */
@@ -275,11 +299,12 @@ public final class LocalKafka implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         Exception last = null;
         int requestMs = (int) Math.max(500, Math.min(5_000, timeout.toMillis()));
-        Map<String, Object> config = Map.of(
+        Map<String, Object> config = new java.util.HashMap<>(clientProperties());
+        config.putAll(Map.of(
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, requestMs,
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, requestMs,
-                AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, 100);
+                AdminClientConfig.RETRY_BACKOFF_MS_CONFIG, 100));
         try (Admin admin = Admin.create(config)) {
             while (true) {
                 if (closed.get()) {
@@ -341,7 +366,19 @@ public final class LocalKafka implements AutoCloseable {
 
     // ---------------------------------------------------------------------------------------------- config
 
-    static Map<String, String> brokerConfig(Path kafkaDir, int port, int controllerPort) {
+    /**
+     * The broker's settings. Both listeners take SASL PLAIN only: the client listener knows the client user of
+     * {@code credentials} and the broker's own user (for its requests to itself), the controller listener only the
+     * broker's user; {@code brokerPassword} is made afresh at each start.
+     */
+    static Map<String, String> brokerConfig(Path kafkaDir, int port, int controllerPort,
+                                            KafkaClientProperties.Credentials credentials, String brokerPassword) {
+        String plain = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + BROKER_USER
+                + "\" password=\"" + brokerPassword + "\" user_" + BROKER_USER + "=\"" + brokerPassword + "\"";
+        String clientJaas = plain + " user_" + credentials.user() + "=\"" + credentials.password() + "\";";
+        String controllerJaas = plain + ";";
+        String client = "listener.name." + BROKER_LISTENER.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config";
+        String controller = "listener.name." + CONTROLLER_LISTENER.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config";
         return Map.ofEntries(
                 Map.entry("process.roles", "broker,controller"),
                 Map.entry("node.id", Integer.toString(NODE_ID)),
@@ -353,7 +390,13 @@ public final class LocalKafka implements AutoCloseable {
                 Map.entry("advertised.listeners", BROKER_LISTENER + "://" + HOST + ":" + port),
                 Map.entry("inter.broker.listener.name", BROKER_LISTENER),
                 Map.entry("listener.security.protocol.map",
-                        BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT"),
+                        BROKER_LISTENER + ":SASL_PLAINTEXT," + CONTROLLER_LISTENER + ":SASL_PLAINTEXT"),
+                // SASL PLAIN on both listeners: the users and passwords live in this config, nothing in the metadata log
+                Map.entry("sasl.enabled.mechanisms", "PLAIN"),
+                Map.entry("sasl.mechanism.inter.broker.protocol", "PLAIN"),
+                Map.entry("sasl.mechanism.controller.protocol", "PLAIN"),
+                Map.entry(client, clientJaas),
+                Map.entry(controller, controllerJaas),
                 // a metadata folder apart from the partitions' folder, so Kafka locks it before the controller starts
                 Map.entry("metadata.log.dir", metadataDir(kafkaDir).toString()),
                 Map.entry("log.dirs", logsDir(kafkaDir).toString()),
@@ -372,6 +415,9 @@ public final class LocalKafka implements AutoCloseable {
                 Map.entry("auto.create.topics.enable", "false"),
                 Map.entry("group.initial.rebalance.delay.ms", "0"),
                 Map.entry("group.streams.initial.rebalance.delay.ms", "0"),
+                // the controller logs an event slower than this at ERROR; its default (2 s) is often passed on a busy laptop
+                // while the JVM starts, with nothing wrong; 30 s still reports a controller that is stuck
+                Map.entry("controller.performance.always.log.threshold.ms", "30000"),
                 // a laptop, not a server: smaller segments and a smaller compaction buffer (default 128 MiB heap)
                 Map.entry("log.segment.bytes", Integer.toString(64 * 1024 * 1024)),
                 Map.entry("log.cleaner.dedupe.buffer.size", Integer.toString(16 * 1024 * 1024)));

@@ -3,6 +3,7 @@ package dev.ensemble.sessions.deploy;
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
 import dev.ensemble.sessions.projector.RetirementRules;
+import dev.ensemble.sessions.schema.KafkaClients;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
@@ -38,6 +39,10 @@ final class RebuildCommand implements Callable<Integer> {
     @Option(names = "--bootstrap-servers", description = "rebuild against this Kafka cluster instead of the data folder's broker (stop every projector instance first)")
     String bootstrapServers;
 
+    @Option(names = "--client-properties", paramLabel = "FILE", description = "with --bootstrap-servers: that cluster's Kafka client "
+            + "settings (security.protocol, sasl.*, ssl.*)")
+    Path clientProperties;
+
     @Option(names = "--replication-factor", defaultValue = "1", description = "of the internal topics it recreates (default ${DEFAULT-VALUE})")
     int replicationFactor;
 
@@ -64,6 +69,7 @@ final class RebuildCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         requireWindow(spec, completedWindowDays);
         requirePort(spec, "--kafka-port", kafkaPort);
+        Map<String, Object> security = UpCommand.clusterClientProperties(spec, bootstrapServers, clientProperties);
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
         data.requireNotAFile();
@@ -80,8 +86,9 @@ final class RebuildCommand implements Callable<Integer> {
                 kafka = LocalKafka.start(data.root(), kafkaPort);
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
+                security = kafka.clientProperties();
             }
-            Result r = rebuild(bootstrap, data.state("projector"), replicationFactor, Map.of(),
+            Result r = rebuild(bootstrap, data.state("projector"), replicationFactor, security,
                     RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays)), true);
             out.printf(Locale.ROOT, "Rebuilt the views from %,d events in %.1f s (%,.0f events/s, replayed by the projector)%n",
                     r.events(), r.elapsed().toNanos() / 1e9, r.eventsPerSecond());
@@ -94,12 +101,14 @@ final class RebuildCommand implements Callable<Integer> {
     /**
      * Resets the projector ({@link ProjectorRebuild#reset}) and replays the log with the projector itself, until its
      * committed offsets reach the log's end and the last view it changed is published. A progress bar on stderr when
-     * {@code progress}.
+     * {@code progress}. {@code overrides} are the projector's Streams settings, the cluster's client properties among
+     * them (its other clients take those: {@link KafkaClients#connection}).
      */
     static Result rebuild(String bootstrap, Path stateDir, int replicationFactor, Map<String, ?> overrides, RetirementRules.Config rules,
                           boolean progress) throws InterruptedException {
-        long total = ProjectorRebuild.reset(bootstrap, stateDir, MEMBERS_LEAVE, System.err::println);
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+        Map<String, Object> security = KafkaClients.connection(overrides);
+        long total = ProjectorRebuild.reset(bootstrap, security, stateDir, MEMBERS_LEAVE, System.err::println);
+        try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
             long start = System.nanoTime();
             ProgressBar bar = progress && total > 0 ? bar(total) : null;
             try (Projector projector = new Projector(bootstrap, stateDir, replicationFactor, overrides, rules)) {

@@ -12,7 +12,9 @@ import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.RetirementRules;
 import dev.ensemble.sessions.choice.ConfigWatcher;
 import dev.ensemble.sessions.choice.service.ChoiceService;
+import dev.ensemble.sessions.schema.KafkaClients;
 import dev.ensemble.sessions.schema.TopicAdmin;
+import dev.ensemble.sessions.streams.StreamsDefaults;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.admin.Admin;
 import org.slf4j.Logger;
@@ -55,6 +57,10 @@ final class UpCommand implements Callable<Integer> {
 
     @Option(names = "--bootstrap-servers", description = "use this Kafka cluster instead of starting the embedded broker")
     String bootstrapServers;
+
+    @Option(names = "--client-properties", paramLabel = "FILE", description = "with --bootstrap-servers: that cluster's Kafka client "
+            + "settings (security.protocol, sasl.*, ssl.*), given to every client")
+    Path clientProperties;
 
     @Option(names = "--replication-factor", defaultValue = "1", description = "of the topics it creates (default ${DEFAULT-VALUE})")
     short replicationFactor;
@@ -172,6 +178,7 @@ final class UpCommand implements Callable<Integer> {
         RebuildCommand.requireWindow(spec, completedWindowDays);
         RebuildCommand.requirePort(spec, "--port", port);
         RebuildCommand.requirePort(spec, "--kafka-port", kafkaPort);
+        Map<String, Object> given = clusterClientProperties(spec, bootstrapServers, clientProperties);
         DataDir data = DataDir.of(dataDir);
         if (bootstrapServers == null) {
             try { // before the ports: a second 'up' on the same folder also finds the first one's ports taken
@@ -202,6 +209,8 @@ final class UpCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             String bootstrap = bootstrapServers;
+            Map<String, Object> security = given; // the cluster's client properties, given to every client
+            Path securityFile = clientProperties == null ? null : clientProperties.toAbsolutePath();
             if (bootstrap == null) {
                 LocalKafka kafka;
                 try {
@@ -212,17 +221,21 @@ final class UpCommand implements Callable<Integer> {
                 running.add(kafka);
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
-                System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + kafka.dataDir());
+                security = kafka.clientProperties();
+                securityFile = kafka.clientPropertiesFile();
+                System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + kafka.dataDir()
+                        + "; its clients need " + securityFile);
             }
-            try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            RetirementRules.Config rules = RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays));
+            CleanupConfig cleanupConfig = CleanupConfig.defaults().withCleanSessions(!noCleanSessions);
+            try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
                 TopicAdmin.ensureTopics(admin, Topics.DEFAULT_PARTITIONS, replicationFactor);
+                createChangelogs(admin, rules, cleanupConfig, replicationFactor);
             }
-            Projector projector = new Projector(bootstrap, data.state("projector"), replicationFactor, Map.of(),
-                    RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays)));
+            Projector projector = new Projector(bootstrap, data.state("projector"), replicationFactor, security, rules);
             running.add(projector);
             projector.start();
-            CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor,
-                    CleanupConfig.defaults().withCleanSessions(!noCleanSessions), Map.of());
+            CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, security);
             running.add(cleanup);
             cleanup.start();
 
@@ -234,12 +247,12 @@ final class UpCommand implements Callable<Integer> {
             }
             ChoiceService choice = new ChoiceService(new ChoiceService.Settings(bootstrap, data.state("choice"),
                     replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn),
-                    Clock.systemUTC())).start();
+                    Clock.systemUTC())).withClientProperties(security).start();
             running.add(choice);
             Gateway gateway;
             try {
                 gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
-                        replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).start();
+                        replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).withClientProperties(security).start();
             } catch (RuntimeException e) {
                 throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
             }
@@ -247,7 +260,7 @@ final class UpCommand implements Callable<Integer> {
             gateway.awaitReady(Duration.ofSeconds(120));
             choice.awaitReady(Duration.ofSeconds(120));
             String url = "http://localhost:" + gateway.port();
-            data.writeEndpoints(url, bootstrap);
+            data.writeEndpoints(url, bootstrap, securityFile);
 
             if (!noImport) {
                 List<Path> claude = claudeDirs != null ? claudeDirs : List.of(DataDir.home().resolve(".claude/projects"));
@@ -255,7 +268,7 @@ final class UpCommand implements Callable<Integer> {
                 ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
                         data.importState("import-state.json"));
                 ComputerAgent agent = new ComputerAgent(bootstrap, config, claude, codex, Duration.ofSeconds(pollSeconds),
-                        new ImportProgressBar(System.out));
+                        new ImportProgressBar(System.out)).withClientProperties(security);
                 running.add(agent::stop);
                 System.out.println("Importing agent sessions from " + describe(claude) + " and " + describe(codex)
                         + " (and keeping them up to date)");
@@ -284,6 +297,39 @@ final class UpCommand implements Callable<Integer> {
         System.out.println("\nstopping…");
         closeAll(running);
         return 0;
+    }
+
+    /**
+     * Creates the changelog topics of the four Kafka Streams applications it starts (projector, cleanup, choice service,
+     * gateway reads) that do not exist yet, before any of them starts: on a fresh data folder each application would
+     * otherwise create its own in its first rebalance while the others' clients already run, and its restore and producer
+     * clients would be told "unknown topic or partition" (logged as errors) until the broker knows them.
+     */
+    static void createChangelogs(Admin admin, RetirementRules.Config rules, CleanupConfig cleanup, int replicationFactor) {
+        StreamsDefaults.createChangelogs(admin, Projector.APPLICATION_ID, Projector.buildTopology(rules), replicationFactor);
+        StreamsDefaults.createChangelogs(admin, CleanupService.APPLICATION_ID,
+                dev.ensemble.sessions.cleanup.CleanupTopology.build(cleanup), replicationFactor);
+        StreamsDefaults.createChangelogs(admin, dev.ensemble.sessions.choice.service.ChoiceTopology.APPLICATION_ID,
+                dev.ensemble.sessions.choice.service.ChoiceTopology.build(), replicationFactor);
+        StreamsDefaults.createChangelogs(admin, dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID,
+                dev.ensemble.sessions.gateway.SessionReads.buildTopology(), replicationFactor);
+    }
+
+    /**
+     * The client properties {@code --client-properties} names (empty without it), for the cluster {@code --bootstrap-servers}
+     * names; a usage error (exit code 2) when it is given without {@code --bootstrap-servers} (the embedded broker makes its own).
+     *
+     * @throws IllegalArgumentException when the file cannot be read
+     */
+    static Map<String, Object> clusterClientProperties(picocli.CommandLine.Model.CommandSpec spec, String bootstrapServers, Path file) {
+        if (file == null) {
+            return Map.of();
+        }
+        if (bootstrapServers == null) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--client-properties goes with --bootstrap-servers "
+                    + "(the embedded broker's clients use <data-dir>/" + LocalKafka.CLIENT_PROPERTIES + ")");
+        }
+        return KafkaClientProperties.load(file);
     }
 
     private static String describe(List<Path> dirs) {

@@ -73,6 +73,88 @@ class LocalKafkaTest {
         }
     }
 
+    /**
+     * The broker's listeners take only clients with the data folder's credentials: a plain client (no SASL) reads
+     * nothing of a topic holding a record and its admin requests time out, on the client port and on the controller's;
+     * a client with a wrong password is refused with an authentication error; one with the file's settings reads.
+     */
+    @Test
+    void aClientWithoutTheDataFoldersCredentialsIsRefused(@TempDir Path dir) throws Exception {
+        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
+            kafka.waitUntilReady(READY);
+            Path file = dir.toAbsolutePath().resolve(LocalKafka.CLIENT_PROPERTIES);
+            assertThat(kafka.clientPropertiesFile()).isEqualTo(file);
+            assertThat(Files.readString(file)).contains("security.protocol=SASL_PLAINTEXT", "sasl.mechanism=PLAIN",
+                    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"ensemble\" password=\"");
+            if (file.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+                assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+            }
+            try (Admin admin = admin(kafka)) {
+                admin.createTopics(List.of(new NewTopic("secret", 1, (short) 1))).all().get();
+            }
+            try (KafkaProducer<String, String> producer = producer(kafka, Map.of())) {
+                producer.send(new ProducerRecord<>("secret", "account-a", "a prompt")).get();
+            }
+
+            Map<String, Object> quick = Map.of(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 3000,
+                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3000);
+            for (String address : List.of(kafka.bootstrapServers(), LocalKafka.HOST + ":" + kafka.controllerPort())) {
+                Map<String, Object> plain = new java.util.HashMap<>(quick);
+                plain.put(address.equals(kafka.bootstrapServers()) ? AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG
+                        : AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, address);
+                try (Admin admin = Admin.create(plain)) {
+                    assertThatThrownBy(() -> admin.describeCluster().nodes().get()).as("a plain admin client on " + address)
+                            .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+                }
+            }
+            assertThat(readAll(kafka.bootstrapServers(), Map.of(), "secret", 1, Duration.ofSeconds(5)))
+                    .as("what a plain consumer read").isEmpty();
+
+            Map<String, Object> wrong = kafka.clientProperties();
+            wrong.put("sasl.jaas.config", KafkaClientProperties.jaas("ensemble", "not-the-password"));
+            assertThatThrownBy(() -> readAll(kafka.bootstrapServers(), wrong, "secret", 1, Duration.ofSeconds(10)))
+                    .isInstanceOf(org.apache.kafka.common.errors.SaslAuthenticationException.class);
+
+            Map<String, Object> fromFile = KafkaClientProperties.load(file);
+            assertThat(readAll(kafka.bootstrapServers(), fromFile, "secret", 1, Duration.ofSeconds(15)))
+                    .extracting(ConsumerRecord::value).containsExactly("a prompt");
+        }
+    }
+
+    /**
+     * The credentials stay the same across restarts; a data folder without the file (one an earlier version made, or
+     * whose file was deleted) gets new ones at its next start, and its data is read with them.
+     */
+    @Test
+    void aDataFolderWithoutTheCredentialsFileGetsNewOnesAndKeepsItsData(@TempDir Path dir) throws Exception {
+        Path file = dir.toAbsolutePath().resolve(LocalKafka.CLIENT_PROPERTIES);
+        String first;
+        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
+            kafka.waitUntilReady(READY);
+            first = Files.readString(file);
+            try (Admin admin = admin(kafka)) {
+                admin.createTopics(List.of(new NewTopic("kept", 1, (short) 1))).all().get();
+            }
+            try (KafkaProducer<String, String> producer = producer(kafka, Map.of())) {
+                producer.send(new ProducerRecord<>("kept", "k", "v")).get();
+            }
+        }
+        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
+            kafka.waitUntilReady(READY);
+            assertThat(Files.readString(file)).as("the same credentials after a restart").isEqualTo(first);
+        }
+        Files.delete(file);
+        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
+            kafka.waitUntilReady(READY);
+            assertThat(Files.readString(file)).as("new credentials").isNotEqualTo(first)
+                    .contains("sasl.mechanism=PLAIN");
+            assertThat(readAll(kafka, "kept", Map.of(), 1)).extracting(ConsumerRecord::value).containsExactly("v");
+        }
+        Files.writeString(file, "security.protocol=SASL_PLAINTEXT\n");
+        assertThatThrownBy(() -> LocalKafka.start(dir, 0)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(file.toString()).hasMessageContaining("delete it");
+    }
+
     @Test
     void exactlyOnceTransactionsCommitOnOneBroker(@TempDir Path dir) throws Exception {
         try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
@@ -163,11 +245,14 @@ class LocalKafkaTest {
     }
 
     private static Admin admin(LocalKafka kafka) {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()));
+        Map<String, Object> config = kafka.clientProperties();
+        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        return Admin.create(config);
     }
 
     private static KafkaProducer<String, String> producer(LocalKafka kafka, Map<String, Object> extra) {
-        Map<String, Object> config = new java.util.HashMap<>(Map.of(
+        Map<String, Object> config = kafka.clientProperties();
+        config.putAll(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
                 ProducerConfig.ACKS_CONFIG, "all",
                 ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true));
@@ -177,8 +262,16 @@ class LocalKafkaTest {
 
     private static List<ConsumerRecord<String, String>> readAll(LocalKafka kafka, String topic,
                                                                 Map<String, Object> extra, int expected) {
+        Map<String, Object> config = kafka.clientProperties();
+        config.putAll(extra);
+        return readAll(kafka.bootstrapServers(), config, topic, expected, Duration.ofSeconds(15));
+    }
+
+    /** What a consumer with {@code config} (no group) reads of partition 0 of {@code topic} from its beginning, until {@code expected} or {@code wait}. */
+    private static List<ConsumerRecord<String, String>> readAll(String bootstrap, Map<String, Object> extra, String topic, int expected,
+                                                                Duration wait) {
         Map<String, Object> config = new java.util.HashMap<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false));
         config.putAll(extra);
         List<ConsumerRecord<String, String>> records = new ArrayList<>();
@@ -187,7 +280,7 @@ class LocalKafkaTest {
             TopicPartition tp = new TopicPartition(topic, 0);
             consumer.assign(List.of(tp));
             consumer.seekToBeginning(List.of(tp));
-            long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+            long deadline = System.nanoTime() + wait.toNanos();
             while (records.size() < expected && System.nanoTime() < deadline) {
                 consumer.poll(Duration.ofMillis(200)).forEach(records::add);
             }

@@ -2,6 +2,7 @@ package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.projector.Projector;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
+import dev.ensemble.sessions.schema.KafkaClients;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.clients.admin.Admin;
@@ -40,14 +41,15 @@ class RebuildCommandTest {
         Map<String, SessionView> live;
         try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
             kafka.waitUntilReady(Duration.ofSeconds(60));
-            Bench.appendOnly(kafka.bootstrapServers(), new Bench.Settings(3000, 40, 2, Map.of(), 0), new PrintStream(new ByteArrayOutputStream()));
-            try (Projector p = new Projector(kafka.bootstrapServers(), data.state("projector"), 1, Map.of("commit.interval.ms", 100));
-                 Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+            Bench.appendOnly(kafka.bootstrapServers(), new Bench.Settings(3000, 40, 2, kafka.clientProperties(), 0), new PrintStream(new ByteArrayOutputStream()));
+            try (Projector p = new Projector(kafka.bootstrapServers(), data.state("projector"), 1,
+                    KafkaClients.merge(kafka.clientProperties(), Map.of("commit.interval.ms", 100)));
+                 Admin admin = Admin.create(KafkaClients.config(kafka.bootstrapServers(), kafka.clientProperties()))) {
                 p.start();
                 assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
                 assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
             }
-            live = sessionViews(kafka.bootstrapServers(), Map.of());
+            live = sessionViews(kafka, Map.of());
         }
         assertThat(live).hasSizeGreaterThan(40);
 
@@ -56,7 +58,7 @@ class RebuildCommandTest {
             Map<TopicPartition, Long> before;
             try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
                 kafka.waitUntilReady(Duration.ofSeconds(60));
-                before = ends(kafka.bootstrapServers());
+                before = ends(kafka);
             }
             RebuildCommand command = new RebuildCommand();
             ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -67,7 +69,7 @@ class RebuildCommandTest {
             assertThat(printed).containsPattern("Rebuilt the views from 3,000 events in [0-9.]+ s \\([0-9,]+ events/s, replayed by the projector\\)");
             try (LocalKafka kafka = LocalKafka.start(data.root(), 0)) {
                 kafka.waitUntilReady(Duration.ofSeconds(60));
-                Map<String, SessionView> rebuilt = sessionViews(kafka.bootstrapServers(), before); // written by this rebuild
+                Map<String, SessionView> rebuilt = sessionViews(kafka, before); // written by this rebuild
                 assertThat(rebuilt.keySet()).as("after rebuild " + round).isEqualTo(live.keySet());
                 List<String> differ = live.keySet().stream().filter(k -> !tree(live.get(k)).equals(tree(rebuilt.get(k)))).sorted().toList();
                 assertThat(differ).as("after rebuild " + round + ": " + differ.size() + " of " + live.size() + " differ; first: "
@@ -116,9 +118,10 @@ class RebuildCommandTest {
     }
 
     /** The end offsets of the session views' partitions ({@code read_committed}). */
-    private static Map<TopicPartition, Long> ends(String bootstrap) {
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new ByteArrayDeserializer())) {
+    private static Map<TopicPartition, Long> ends(LocalKafka kafka) {
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(KafkaClients.merge(KafkaClients.config(kafka.bootstrapServers(),
+                kafka.clientProperties()), Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed")), new StringDeserializer(),
+                new ByteArrayDeserializer())) {
             List<TopicPartition> parts = new ArrayList<>();
             c.partitionsFor(Topics.SESSIONS_VIEW.name()).forEach(i -> parts.add(new TopicPartition(i.topic(), i.partition())));
             return c.endOffsets(parts);
@@ -126,11 +129,12 @@ class RebuildCommandTest {
     }
 
     /** The newest session view of each key among the records at or after {@code from} ({@code read_committed}). */
-    private static Map<String, SessionView> sessionViews(String bootstrap, Map<TopicPartition, Long> from) {
+    private static Map<String, SessionView> sessionViews(LocalKafka kafka, Map<TopicPartition, Long> from) {
         Map<String, SessionView> out = new HashMap<>();
         var values = Topics.SESSIONS_VIEW.valueSerde().deserializer();
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"), new StringDeserializer(), new ByteArrayDeserializer())) {
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(KafkaClients.merge(KafkaClients.config(kafka.bootstrapServers(),
+                kafka.clientProperties()), Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed")), new StringDeserializer(),
+                new ByteArrayDeserializer())) {
             List<TopicPartition> parts = new ArrayList<>();
             c.partitionsFor(Topics.SESSIONS_VIEW.name()).forEach(i -> parts.add(new TopicPartition(i.topic(), i.partition())));
             c.assign(parts);

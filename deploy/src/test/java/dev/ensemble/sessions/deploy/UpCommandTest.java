@@ -132,6 +132,109 @@ class UpCommandTest {
         }
     }
 
+    /**
+     * The real command in a JVM of its own, twice on one data folder, importing the example stores (those of
+     * {@code ../shared/data/agent-stores} when present, else the computer agent's test fixtures): every service works
+     * through the broker's SASL listener (the sessions are listed over HTTP), a plain Kafka client is refused while the
+     * example consumer with {@code <data-dir>/kafka-client.properties} reads the log, and neither start prints an
+     * {@code ERROR} line (issue 14, items 6 and 7).
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 10, unit = java.util.concurrent.TimeUnit.MINUTES)
+    void upServesTheImportedSessionsThroughTheAuthenticatedBrokerAndStartsTwiceWithoutAnError(@TempDir Path dir) throws Exception {
+        Path stores = dev.ensemble.sessions.schema.testing.SharedData.path("data/agent-stores");
+        Path claude = stores.resolve("claude/projects");
+        Path codex = stores.resolve("codex/sessions");
+        if (!Files.isDirectory(claude) || !Files.isDirectory(codex)) {
+            Path fixtures = dev.ensemble.sessions.schema.testing.SharedData.projectRoot().resolve("computer-agent/src/test/resources/fixtures");
+            claude = fixtures.resolve("claude");
+            codex = fixtures.resolve("codex");
+        }
+        Path data = dir.resolve("data");
+        java.util.List<String> args = java.util.List.of("--claude-dir", claude.toString(), "--codex-dir", codex.toString(),
+                "--poll-seconds", "3600");
+        String first = runUp(dir, data, "first", args, () -> {
+            com.fasterxml.jackson.databind.JsonNode endpoints = DataDir.JSON.readTree(data.resolve("endpoints.json").toFile());
+            String bootstrap = endpoints.path("bootstrapServers").asText();
+            Path credentials = data.resolve(LocalKafka.CLIENT_PROPERTIES);
+            assertThat(endpoints.path("clientProperties").asText()).isEqualTo(credentials.toString());
+            String token = Files.readString(data.resolve("token")).strip();
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            int sessions = 0;
+            long until = System.currentTimeMillis() + 90_000;
+            while (sessions == 0 && System.currentTimeMillis() < until) {
+                java.net.http.HttpResponse<String> r = http.send(java.net.http.HttpRequest.newBuilder(
+                                java.net.URI.create(endpoints.path("http").asText() + "/api/agent/sessions"))
+                        .header("Authorization", "Bearer " + token).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                if (r.statusCode() == 200) sessions = DataDir.JSON.readTree(r.body()).path("sessions").size();
+                if (sessions == 0) Thread.sleep(500);
+            }
+            assertThat(sessions).as("sessions listed over HTTP").isPositive();
+
+            // a plain consumer reads nothing of the event log; the example consumer with the credentials file reads it
+            java.util.List<Object> plain = new java.util.ArrayList<>();
+            try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> c = new org.apache.kafka.clients.consumer.KafkaConsumer<>(
+                    java.util.Map.of("bootstrap.servers", bootstrap), new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                    new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+                java.util.List<org.apache.kafka.common.TopicPartition> parts = java.util.List.of(
+                        new org.apache.kafka.common.TopicPartition(dev.ensemble.sessions.schema.Topics.EVENTS.name(), 0),
+                        new org.apache.kafka.common.TopicPartition(dev.ensemble.sessions.schema.Topics.EVENTS.name(), 1));
+                c.assign(parts);
+                c.seekToBeginning(parts);
+                long stop = System.currentTimeMillis() + 5_000;
+                while (System.currentTimeMillis() < stop) c.poll(java.time.Duration.ofMillis(200)).forEach(plain::add);
+            }
+            assertThat(plain).as("what a consumer without the credentials read").isEmpty();
+            long read = dev.ensemble.sessions.deploy.examples.SessionEventsConsumer.consume(bootstrap, KafkaClientProperties.load(credentials),
+                    "up-command-test", 1, java.time.Duration.ofSeconds(60), e -> { });
+            assertThat(read).as("events the example consumer read with the credentials").isEqualTo(1);
+        });
+        assertThat(errorLines(first)).as("ERROR lines of the first start").isEmpty();
+        String second = runUp(dir, data, "second", args, () -> { });
+        assertThat(second).contains("Ready: ");
+        assertThat(errorLines(second)).as("ERROR lines of the second start").isEmpty();
+    }
+
+    /** The lines of {@code log} at level ERROR (the console layout's level column), with the line after each. */
+    private static java.util.List<String> errorLines(String log) {
+        String[] lines = log.split("\\R");
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (int i = 0; i < lines.length; i++) {
+            if (lines[i].matches("^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} ERROR .*")) out.add(lines[i] + (i + 1 < lines.length ? " / " + lines[i + 1] : ""));
+        }
+        return out;
+    }
+
+    /** What must be checked while {@code up} runs. */
+    private interface WhileRunning {
+        void check() throws Exception;
+    }
+
+    /** Runs {@code up} in a JVM of its own until ready, runs {@code whileRunning}, stops it (SIGTERM) and returns what it printed. */
+    private static String runUp(Path dir, Path data, String name, java.util.List<String> extra, WhileRunning whileRunning) throws Exception {
+        Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path log = dir.resolve(name + ".log");
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(javaBin.toString(), "-Xmx1g", "-cp",
+                System.getProperty("java.class.path"), EnsembleSessions.class.getName(), "up", "--data-dir", data.toString(),
+                "--port", "0", "--kafka-port", "0"));
+        command.addAll(extra);
+        Process up = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            long until = System.currentTimeMillis() + 240_000;
+            while (!Files.readString(log).contains("Press Ctrl-C to stop")) {
+                assertThat(up.isAlive()).as("up ended before it was ready:%n%s", Files.readString(log)).isTrue();
+                assertThat(System.currentTimeMillis()).as("up was not ready in time:%n%s", Files.readString(log)).isLessThan(until);
+                Thread.sleep(200);
+            }
+            whileRunning.check();
+            up.destroy(); // SIGTERM
+            assertThat(up.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).as("stopped in time").isTrue();
+            return Files.readString(log);
+        } finally {
+            up.destroyForcibly();
+        }
+    }
+
     @Test
     void aPortTakenWhileStartingIsReportedTheSameWayFromTheGatewaysFailure() {
         // the gateway's failure as Javalin reports it: its own exception over Jetty's, over the socket's

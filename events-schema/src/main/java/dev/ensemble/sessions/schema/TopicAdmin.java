@@ -87,7 +87,12 @@ public final class TopicAdmin {
         }
     }
 
-    private static void awaitLeaders(Admin admin, List<String> topics, long timeoutMs)
+    /**
+     * Waits until every partition of {@code topics} has a leader, as the broker's metadata says.
+     *
+     * @throws IllegalStateException when some have none after {@code timeoutMs}
+     */
+    public static void awaitLeaders(Admin admin, List<String> topics, long timeoutMs)
             throws InterruptedException, ExecutionException {
         long until = System.currentTimeMillis() + timeoutMs;
         while (true) {

@@ -61,8 +61,18 @@ public final class ProjectorRebuild {
      */
     public static long reset(String bootstrapServers, Path stateDir, Duration membersLeave, java.util.function.Consumer<String> notice)
             throws InterruptedException {
+        return reset(bootstrapServers, Map.of(), stateDir, membersLeave, notice);
+    }
+
+    /**
+     * As {@link #reset(String, Path, Duration, java.util.function.Consumer)} on a cluster whose clients need
+     * {@code clientProperties} (its security settings, {@link dev.ensemble.sessions.schema.KafkaClients}); the reset tool
+     * gets them in a temporary file readable by its owner only ({@code --config-file}), deleted afterwards.
+     */
+    public static long reset(String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, Duration membersLeave,
+                             java.util.function.Consumer<String> notice) throws InterruptedException {
         String group = Projector.APPLICATION_ID;
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
+        try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties))) {
             long leaveBy = System.nanoTime() + membersLeave.toNanos();
             boolean told = false;
             while (true) {
@@ -86,20 +96,47 @@ public final class ProjectorRebuild {
                 }
                 Thread.sleep(1000);
             }
-            int code = new StreamsResetter().execute(new String[]{"--bootstrap-server", bootstrapServers,
-                    "--application-id", group, "--input-topics", Topics.EVENTS.name(), "--to-earliest"});
+            java.util.List<String> args = new java.util.ArrayList<>(List.of("--bootstrap-server", bootstrapServers,
+                    "--application-id", group, "--input-topics", Topics.EVENTS.name(), "--to-earliest"));
+            Path configFile = clientProperties.isEmpty() ? null : ownerOnlyPropertiesFile(clientProperties);
+            int code;
+            try {
+                if (configFile != null) args.addAll(List.of("--config-file", configFile.toString()));
+                code = new StreamsResetter().execute(args.toArray(String[]::new));
+            } finally {
+                if (configFile != null) java.nio.file.Files.deleteIfExists(configFile);
+            }
             if (code != 0) {
                 throw new IllegalStateException("Kafka's application reset tool could not reset the projector (exit code " + code
                         + "; its reason is printed above)");
             }
             try (KafkaStreams streams = new KafkaStreams(Projector.buildTopology(),
-                    StreamsDefaults.properties(group, bootstrapServers, stateDir, 1, Map.of()))) {
+                    StreamsDefaults.properties(group, bootstrapServers, stateDir, 1, clientProperties))) {
                 streams.cleanUp();
             }
             return eventCount(admin, IsolationLevel.READ_UNCOMMITTED);
         } catch (ExecutionException e) {
             throw new IllegalStateException("could not reset the projector: " + e.getCause().getMessage(), e.getCause());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("could not write the reset tool's client settings", e);
         }
+    }
+
+    /** {@code properties} in a new temporary file only its owner can read (where the file system has POSIX permissions). */
+    private static Path ownerOnlyPropertiesFile(Map<String, ?> properties) throws java.io.IOException {
+        Path file;
+        try {
+            file = java.nio.file.Files.createTempFile("ensemble-reset", ".properties", java.nio.file.attribute.PosixFilePermissions
+                    .asFileAttribute(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        } catch (UnsupportedOperationException notPosix) {
+            file = java.nio.file.Files.createTempFile("ensemble-reset", ".properties");
+        }
+        java.util.Properties p = new java.util.Properties();
+        properties.forEach((k, v) -> p.setProperty(k, String.valueOf(v)));
+        try (java.io.Writer out = java.nio.file.Files.newBufferedWriter(file)) {
+            p.store(out, null);
+        }
+        return file;
     }
 
     /**

@@ -65,6 +65,72 @@ public final class StreamsDefaults {
     }
 
     /**
+     * Creates the changelog topics of {@code topology}'s stores before its application first starts, as Kafka Streams
+     * would create them in its first rebalance ({@code <applicationId>-<store>-changelog}, compacted, create time, one
+     * partition per task: the most partitions among its sub-topology's source topics), and returns once each has a
+     * leader. Existing topics are left as they are. So that the application's clients never ask the broker for a
+     * changelog it has only just created (on a fresh data folder the broker then answers "unknown topic or partition"
+     * to the restore and producer clients for a while, logged as errors). Every store of the system's topologies keeps
+     * a changelog (none is built with logging disabled).
+     *
+     * @return the changelog topics it created (empty when they all existed)
+     * @throws IllegalStateException when a source topic is missing or the cluster refuses
+     */
+    public static java.util.List<String> createChangelogs(org.apache.kafka.clients.admin.Admin admin, String applicationId,
+                                                         org.apache.kafka.streams.Topology topology, int replicationFactor) {
+        try {
+            java.util.Map<String, Integer> partitions = new java.util.TreeMap<>();
+            for (org.apache.kafka.streams.TopologyDescription.Subtopology sub : topology.describe().subtopologies()) {
+                java.util.Set<String> sources = new java.util.TreeSet<>();
+                java.util.Set<String> stores = new java.util.TreeSet<>();
+                for (org.apache.kafka.streams.TopologyDescription.Node n : sub.nodes()) {
+                    if (n instanceof org.apache.kafka.streams.TopologyDescription.Source src && src.topicSet() != null) {
+                        sources.addAll(src.topicSet());
+                    } else if (n instanceof org.apache.kafka.streams.TopologyDescription.Processor proc) {
+                        stores.addAll(proc.stores());
+                    }
+                }
+                if (stores.isEmpty()) {
+                    continue;
+                }
+                int tasks = 0;
+                for (var d : admin.describeTopics(sources).allTopicNames().get().values()) {
+                    tasks = Math.max(tasks, d.partitions().size());
+                }
+                for (String store : stores) {
+                    partitions.merge(applicationId + "-" + store + "-changelog", tasks, Math::max);
+                }
+            }
+            java.util.Set<String> existing = admin.listTopics().names().get();
+            java.util.List<org.apache.kafka.clients.admin.NewTopic> missing = new java.util.ArrayList<>();
+            partitions.forEach((topic, n) -> {
+                if (!existing.contains(topic)) {
+                    missing.add(new org.apache.kafka.clients.admin.NewTopic(topic, n, (short) replicationFactor).configs(Map.of(
+                            "cleanup.policy", "compact", "message.timestamp.type", "CreateTime")));
+                }
+            });
+            if (missing.isEmpty()) {
+                return java.util.List.of();
+            }
+            try {
+                admin.createTopics(missing).all().get();
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+                    throw e; // another instance created one first: fine
+                }
+            }
+            java.util.List<String> names = missing.stream().map(org.apache.kafka.clients.admin.NewTopic::name).toList();
+            dev.ensemble.sessions.schema.TopicAdmin.awaitLeaders(admin, names, 30_000);
+            return names;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating the changelogs of " + applicationId, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("could not create the changelogs of " + applicationId + ": " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    /**
      * Starts a Streams instance so that nothing stops it for good: a stream thread that dies of an uncaught error
      * is logged and replaced (its tasks restart from the last commit, exactly-once), instead of the Kafka Streams
      * default of shutting the whole client down.

@@ -90,8 +90,20 @@ public final class ChoiceService implements AutoCloseable {
     private KafkaProducer<String, Event> producer;
     private Javalin http;
 
+    /** The cluster's client properties (security settings), given to its producer and Streams application. */
+    private Map<String, ?> clientProperties = Map.of();
+
     public ChoiceService(Settings settings) {
         this.settings = settings;
+    }
+
+    /**
+     * The cluster's client properties (e.g. {@code security.protocol}, {@code sasl.*}; see
+     * {@link dev.ensemble.sessions.schema.KafkaClients}) for every client it makes; before {@link #start()}.
+     */
+    public synchronized ChoiceService withClientProperties(Map<String, ?> properties) {
+        this.clientProperties = Map.copyOf(properties);
+        return this;
     }
 
     /**
@@ -125,10 +137,11 @@ public final class ChoiceService implements AutoCloseable {
 
     public synchronized ChoiceService start() {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
-                "ensemble-choice-records", Map.of());
+                "ensemble-choice-records", clientProperties);
         producer = new KafkaProducer<>(p, new StringSerializer(), Topics.EVENTS.valueSerde().serializer());
         streams = new KafkaStreams(ChoiceTopology.build(), StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID,
-                settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(), Map.of("commit.interval.ms", 100)));
+                settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(),
+                dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, Map.of("commit.interval.ms", 100))));
         StreamsDefaults.start(streams, "choice service");
         http = Javalin.create(cfg -> cfg.showJavalinBanner = false);
         http.exception(InvalidEventException.class, (e, ctx) -> ctx.status(400).json(error("invalid_event", e.getMessage())));

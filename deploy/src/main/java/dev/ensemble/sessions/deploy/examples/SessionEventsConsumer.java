@@ -24,34 +24,55 @@ import java.util.function.Consumer;
  * and skipped, never stop it.
  * <p>
  * Run: {@code java -cp deploy/target/ensemble-sessions.jar dev.ensemble.sessions.deploy.examples.SessionEventsConsumer
- * <bootstrap-servers> [group-id]}; prints one JSON line per event until interrupted.
+ * [--client-properties FILE] <bootstrap-servers> [group-id]}; prints one JSON line per event until interrupted. The
+ * embedded broker of {@code up} refuses clients without its credentials: give it {@code <data-dir>/kafka-client.properties}
+ * (security.protocol, sasl.mechanism, sasl.jaas.config); for another cluster, that cluster's client properties file.
  */
 public final class SessionEventsConsumer {
     private SessionEventsConsumer() {
     }
 
-    public static void main(String[] args) {
-        if (args.length < 1) {
-            System.err.println("usage: SessionEventsConsumer <bootstrap-servers> [group-id]");
+    public static void main(String[] args) throws java.io.IOException {
+        java.util.List<String> rest = new java.util.ArrayList<>(java.util.List.of(args));
+        Map<String, Object> clientProperties = new java.util.HashMap<>();
+        if (rest.size() >= 2 && rest.get(0).equals("--client-properties")) {
+            java.util.Properties file = new java.util.Properties();
+            try (var in = java.nio.file.Files.newBufferedReader(java.nio.file.Path.of(rest.get(1)))) {
+                file.load(in);
+            }
+            file.forEach((k, v) -> clientProperties.put(k.toString(), v.toString().strip()));
+            rest = rest.subList(2, rest.size());
+        }
+        if (rest.isEmpty() || rest.get(0).startsWith("--")) {
+            System.err.println("usage: SessionEventsConsumer [--client-properties FILE] <bootstrap-servers> [group-id]");
             System.exit(2);
         }
-        consume(args[0], args.length > 1 ? args[1] : "example-session-events", Long.MAX_VALUE, Duration.ofDays(3650),
-                e -> System.out.println(EventTypes.typeOf(e) + " " + EventJson.toJson(e)));
+        consume(rest.get(0), clientProperties, rest.size() > 1 ? rest.get(1) : "example-session-events", Long.MAX_VALUE,
+                Duration.ofDays(3650), e -> System.out.println(EventTypes.typeOf(e) + " " + EventJson.toJson(e)));
+    }
+
+    /** {@link #consume(String, Map, String, long, Duration, Consumer)} on a cluster without security settings. */
+    public static long consume(String bootstrapServers, String groupId, long max, Duration timeout, Consumer<Event> handler) {
+        return consume(bootstrapServers, Map.of(), groupId, max, timeout, handler);
     }
 
     /**
      * Reads the log as group {@code groupId} from its committed offsets (the beginning for a new group) and hands each
      * event to {@code handler}, until {@code max} events were handled or {@code timeout} passed.
      *
+     * @param clientProperties the cluster's client properties (security settings; for {@code up}'s broker, the contents of
+     *                         {@code <data-dir>/kafka-client.properties})
      * @return how many events were handled
      */
-    public static long consume(String bootstrapServers, String groupId, long max, Duration timeout, Consumer<Event> handler) {
-        Map<String, Object> p = Map.of(
+    public static long consume(String bootstrapServers, Map<String, ?> clientProperties, String groupId, long max, Duration timeout,
+                               Consumer<Event> handler) {
+        Map<String, Object> p = new java.util.HashMap<>(clientProperties);
+        p.putAll(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
                 ConsumerConfig.GROUP_ID_CONFIG, groupId,
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
         var decoder = Topics.eventSerde().deserializer();
         long handled = 0;
         long until = System.currentTimeMillis() + timeout.toMillis();
