@@ -198,9 +198,11 @@ public final class ComputerAgent {
     /**
      * Runs the agent alone until the JVM is stopped: {@code ComputerAgent <bootstrap servers> [<state folder>]}.
      * The state folder (default {@code ~/.ensemble/computer-agent}) keeps {@code computer-id} and
-     * {@code import-state.json}; the stores are the default ones of this person.
+     * {@code import-state.json}; the stores are the default ones of this person. The environment variable
+     * {@code ENSEMBLE_KAFKA_CLIENT_PROPERTIES} may name a Kafka client properties file (the cluster's security settings,
+     * e.g. the {@code kafka-client.properties} of {@code up}'s data folder), given to its producer and consumer.
      */
-    public static void main(String[] args) throws InterruptedException {
+    public static void main(String[] args) throws InterruptedException, java.io.IOException {
         if (args.length < 1 || args.length > 2) {
             System.err.println("usage: ComputerAgent <bootstrap servers> [<state folder>]");
             System.exit(2);
@@ -209,6 +211,17 @@ public final class ComputerAgent {
                 : Path.of(System.getProperty("user.home"), ".ensemble", "computer-agent");
         ImportConfig config = ImportConfig.defaults(stateDir.resolve("computer-id"), stateDir.resolve("import-state.json"));
         ComputerAgent agent = new ComputerAgent(args[0], config, defaultClaudeDirs(), defaultCodexDirs());
+        String clientProperties = System.getenv("ENSEMBLE_KAFKA_CLIENT_PROPERTIES");
+        if (clientProperties != null && !clientProperties.isBlank()) {
+            java.util.Properties file = new java.util.Properties();
+            try (java.io.Reader in = java.nio.file.Files.newBufferedReader(Path.of(clientProperties))) {
+                file.load(in);
+            }
+            Map<String, Object> security = new java.util.HashMap<>();
+            file.forEach((k, v) -> security.put(k.toString(), v.toString().strip()));
+            security.remove("bootstrap.servers");
+            agent.withClientProperties(security);
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.stop();

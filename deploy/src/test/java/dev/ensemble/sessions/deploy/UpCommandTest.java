@@ -94,6 +94,31 @@ class UpCommandTest {
     }
 
     @Test
+    void clientPropertiesGoWithBootstrapServersAndAnUnreadableFileIsNamed(@TempDir Path dir) {
+        for (String cmd : new String[]{"up", "rebuild", "recalibrate"}) {
+            StringWriter err = new StringWriter();
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(err, true));
+            java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(cmd, "--data-dir", dir.resolve("data").toString(),
+                    "--client-properties", dir.resolve("client.properties").toString()));
+            if (cmd.equals("recalibrate")) args.addAll(java.util.List.of("--config", dir.resolve("c.json").toString()));
+            if (!cmd.equals("recalibrate")) {
+                assertThat(cli.execute(args.toArray(String[]::new))).as(cmd).isEqualTo(2);
+                assertThat(err.toString()).as(cmd).startsWith("--client-properties goes with --bootstrap-servers (the embedded broker's "
+                        + "clients use <data-dir>/kafka-client.properties)");
+            }
+            err.getBuffer().setLength(0);
+            args.addAll(java.util.List.of("--bootstrap-servers", "127.0.0.1:1"));
+            assertThat(cli.execute(args.toArray(String[]::new))).as(cmd).isEqualTo(1);
+            if (!cmd.equals("recalibrate")) { // recalibrate reads its --config first
+                assertThat(err.toString()).as(cmd).startsWith("error: cannot read the Kafka client properties file "
+                        + dir.resolve("client.properties"));
+            }
+        }
+        assertThat(dir.resolve("data")).as("nothing was created").doesNotExist();
+    }
+
+    @Test
     void theHolderOfADataFolderIsNamedByItsCommand() {
         assertThat(UpCommand.holder(4242, java.util.List.of("-Xmx2g", "-jar", "/x/ensemble-sessions.jar", "up", "--port", "8081")))
                 .isEqualTo("another 'up' (process 4242)");
