@@ -212,7 +212,7 @@ class UpCommandTest {
             assertThat(plain).as("what a consumer without the credentials read").isEmpty();
             long read = dev.ensemble.sessions.deploy.examples.SessionEventsConsumer.consume(bootstrap, KafkaClientProperties.load(credentials),
                     "up-command-test", 1, java.time.Duration.ofSeconds(60), e -> { });
-            assertThat(read).as("events the example consumer read with the credentials").isEqualTo(1);
+            assertThat(read).as("events the example consumer read with the credentials").isPositive();
         });
         assertThat(errorLines(first)).as("ERROR lines of the first start").isEmpty();
         String second = runUp(dir, data, "second", args, () -> { });
