@@ -7,13 +7,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.InvalidEventException;
-import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.LimitExceededException;
 import dev.ensemble.sessions.schema.Limits;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
@@ -21,18 +19,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@code POST /api/events}: takes one event or a batch (a JSON array, or {@code {"events": [...]}}) in the
  * JSON form, and appends each valid event of the caller's account to the event log, keyed by account. Each
- * event is answered on its own: {@code accepted} (with its eventId; a second post of an eventId the gateway has
- * appended or read in the log already is answered {@code accepted} with {@code duplicate: true} and not appended
- * again, and one that slips through, posted through two gateways at once, changes nothing downstream and is shown
- * once by the event feeds), or {@code rejected} with the reason and an {@code error} code: {@code invalid} (with the
+ * event is answered on its own: {@code accepted} (with its eventId; an eventId the log holds already, or that an
+ * earlier event of the batch or a concurrent post carries, is answered {@code accepted} with {@code duplicate: true}
+ * and not appended again: {@link OnceAppender} checks and appends as one step per eventId across threads and
+ * gateway instances), or {@code rejected} with the reason and an {@code error} code: {@code invalid} (with the
  * {@code field} and the problem), {@code too_large} (over one of the {@link Limits}: the {@code field} and the
  * {@code limit}), {@code forbidden} (another account, or a deletion event this principal may not post:
  * {@link DeletionEventPolicy}) or {@code unavailable} (the log did not take it: post it again). Each answer is true of
@@ -45,27 +39,18 @@ public final class EventIntake {
     /** The most events one request may carry ({@link Limits#MAX_BATCH_EVENTS}). */
     public static final int MAX_BATCH = Limits.MAX_BATCH_EVENTS;
 
-    /** How many eventIds this intake remembers having appended (until the log reader has read them back). */
-    static final int RECENT_IDS = 100_000;
-
     private final Producer<String, byte[]> producer;
     private final Clock clock;
-    private final java.util.function.BiPredicate<String, String> inLog;
-    private final java.util.Map<String, Boolean> recent = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(1024, 0.75f, false) {
-        @Override
-        protected boolean removeEldestEntry(java.util.Map.Entry<String, Boolean> eldest) {
-            return size() > RECENT_IDS;
-        }
-    });
+    private final OnceAppender appender;
 
     /**
-     * @param inLog whether an account's eventId is in the log already (the gateway's reading of it); such an event
-     *              is answered {@code accepted} with {@code duplicate: true} and not appended again
+     * @param producer the producer of the dead-letter topic
+     * @param appender appends the accepted events, each eventId once
      */
-    public EventIntake(Producer<String, byte[]> producer, Clock clock, java.util.function.BiPredicate<String, String> inLog) {
+    EventIntake(Producer<String, byte[]> producer, Clock clock, OnceAppender appender) {
         this.producer = producer;
         this.clock = clock;
-        this.inLog = inLog;
+        this.appender = appender;
     }
 
     /** The outcome of one request: the per-event answers and the HTTP status that fits them. */
@@ -92,9 +77,8 @@ public final class EventIntake {
             throw ApiError.badRequest("a batch holds at most " + MAX_BATCH + " events; this one has " + items.size() + ": split it");
         }
         ArrayNode results = JsonNodeFactory.instance.arrayNode();
-        List<Future<RecordMetadata>> sends = new ArrayList<>();
-        List<ObjectNode> pending = new ArrayList<>();
-        List<String> sentKeys = new ArrayList<>(); // the recent-ids key of each send, in the same order
+        List<OnceAppender.Item> appends = new ArrayList<>();
+        List<ObjectNode> pending = new ArrayList<>(); // the answer of each append, in the same order
         int accepted = 0, invalid = 0, forbidden = 0, tooLarge = 0;
         for (int i = 0; i < items.size(); i++) {
             JsonNode item = items.get(i);
@@ -142,38 +126,20 @@ public final class EventIntake {
                 tooLarge++;
                 continue;
             }
-            String key = Keys.of(e.getAccount(), e.getEventId());
-            if (recent.containsKey(key) || inLog.test(e.getAccount(), e.getEventId())) {
-                r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e)).put("duplicate", true);
-                accepted++;
-                continue; // in the log already (or earlier in this batch): not appended again
-            }
-            recent.put(key, Boolean.TRUE);
-            try {
-                sends.add(producer.send(new ProducerRecord<>(Topics.EVENTS.name(), e.getAccount(), bytes)));
-            } catch (RuntimeException ex) { // refused before it was sent (the producer closing, ...): not in the log
-                recent.remove(key);
-                r.put("status", "rejected").put("error", "unavailable").put("reason", "the event log did not take it (" + ex.getMessage() + "); post it again");
-                continue;
-            }
+            appends.add(new OnceAppender.Item(e.getEventId(), bytes));
             pending.add(r);
-            sentKeys.add(key);
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
             accepted++;
         }
-        producer.flush();
-        for (int i = 0; i < sends.size(); i++) {
-            try {
-                sends.get(i).get(30, TimeUnit.SECONDS);
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                // not confirmed: forgotten, so that the batch posted again is appended, not answered as duplicates
-                sentKeys.subList(i, sentKeys.size()).forEach(recent::remove);
-                throw new ApiError(503, "unavailable", "interrupted while writing to the event log; post the batch again (it is idempotent)");
-            } catch (ExecutionException | TimeoutException ex) {
-                ObjectNode r = pending.get(i);
-                recent.remove(sentKeys.get(i));
-                r.put("status", "rejected").put("error", "unavailable").put("reason", "the event log did not take it (" + ex.getMessage() + "); post it again");
+        // the duplicate check and the append, as one step per eventId (all events here are the principal's account's)
+        List<OnceAppender.Outcome> outcomes = appender.append(principal.account(), appends);
+        for (int i = 0; i < outcomes.size(); i++) {
+            OnceAppender.Outcome o = outcomes.get(i);
+            ObjectNode r = pending.get(i);
+            if (o.duplicate()) {
+                r.put("duplicate", true); // in the log already (or earlier in this batch): not appended again
+            } else if (!o.appended()) {
+                r.put("status", "rejected").put("error", "unavailable").put("reason", o.reason());
                 accepted--;
             }
         }

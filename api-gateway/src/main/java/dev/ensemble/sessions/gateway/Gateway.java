@@ -83,6 +83,8 @@ public final class Gateway implements AutoCloseable {
     private SessionReads reads;
     private Producer<String, byte[]> producer;
     private EventIntake intake;
+    private OnceAppender appender;
+    private volatile int eventPartitions;
     /**
      * How long a request may go without a byte arriving or leaving while it is handled (Jetty's idle timeout for a
      * request's reads and writes): a body that stalls for longer is answered 408.
@@ -142,7 +144,21 @@ public final class Gateway implements AutoCloseable {
                 "ensemble-gateway-intake", dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
                         Map.of(ProducerConfig.LINGER_MS_CONFIG, 2)));
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
-        intake = new EventIntake(producer, settings.clock(), (account, eventId) -> subscriptions != null && subscriptions.knows(account, eventId));
+        appender = new OnceAppender(settings.bootstrapServers(), Map.of(ProducerConfig.LINGER_MS_CONFIG, 2), this::eventPartitions,
+                new OnceAppender.LogReading() {
+                    @Override
+                    public boolean knows(String account, String eventId) {
+                        Subscriptions s = subscriptions;
+                        return s != null && s.knows(account, eventId);
+                    }
+
+                    @Override
+                    public boolean awaitLogEnd(Duration timeout) throws InterruptedException {
+                        Subscriptions s = subscriptions;
+                        return s != null && s.awaitLogEnd(timeout);
+                    }
+                }, Duration.ofSeconds(60));
+        intake = new EventIntake(producer, settings.clock(), appender);
 
         app = Javalin.create(cfg -> {
             cfg.showJavalinBanner = false;
@@ -292,8 +308,25 @@ public final class Gateway implements AutoCloseable {
         ctx.json(SessionJson.detail(s));
     }
 
+    /** How many partitions the event log has (asked once). */
+    private int eventPartitions() {
+        int n = eventPartitions;
+        if (n == 0) {
+            n = producer.partitionsFor(dev.ensemble.sessions.schema.Topics.EVENTS.name()).size();
+            eventPartitions = n;
+        }
+        return n;
+    }
+
+    /**
+     * {@code POST /api/events}, on the instance that holds the account's partition (forwarded there like a read), where
+     * the account's duplicate check and append are one step ({@link OnceAppender}).
+     */
     private void postEvents(Context ctx) {
         Principal me = principal(ctx);
+        if (forwarded(ctx, me)) {
+            return;
+        }
         EventIntake.Result r = intake.post(me, eventsBody(body(ctx)));
         ctx.status(r.status()).json(r.body());
     }
@@ -485,7 +518,7 @@ public final class Gateway implements AutoCloseable {
                     .header("Authorization", ctx.header("Authorization"))
                     .header("X-Ensemble-Forwarded", self)
                     .header("Content-Type", "application/json")
-                    .timeout(Duration.ofSeconds(10))
+                    .timeout(Duration.ofSeconds(ctx.method() == io.javalin.http.HandlerType.POST ? 90 : 10)) // a post may wait for the log
                     .method(ctx.method().name(), body == null || body.isEmpty() ? HttpRequest.BodyPublishers.noBody()
                             : HttpRequest.BodyPublishers.ofString(body))
                     .build();
@@ -586,6 +619,10 @@ public final class Gateway implements AutoCloseable {
         if (reads != null) {
             reads.close();
             reads = null;
+        }
+        if (appender != null) {
+            appender.close();
+            appender = null;
         }
         if (producer != null) {
             producer.close(Duration.ofSeconds(10));

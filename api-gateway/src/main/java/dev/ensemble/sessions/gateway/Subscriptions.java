@@ -43,6 +43,11 @@ final class Subscriptions implements AutoCloseable {
         return feed.buffers().firstPosition(account, eventId) != null;
     }
 
+    /** Waits until the gateway has read the log up to its end as it is now; false on timeout. */
+    boolean awaitLogEnd(Duration timeout) throws InterruptedException {
+        return feed.awaitLogEnd(timeout);
+    }
+
     void register(Javalin app) {
         app.get("/api/agent/sessions/{id}/events", this::sessionEvents);
         app.before("/api/events/stream", ctx -> {

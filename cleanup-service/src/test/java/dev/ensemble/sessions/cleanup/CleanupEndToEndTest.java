@@ -169,6 +169,94 @@ class CleanupEndToEndTest {
         }
     }
 
+    /**
+     * Guide §6 through the whole path, as the held-out cases of issue 14 (item 8) put it: sessions whose only task was
+     * deleted 11 and 40 minutes before the sweep (their run done, their only computer online and able to delete, its
+     * status reported before the deletion, so the deletion is each session's newest fact) are asked for by the sweep,
+     * as is one whose task is done longer than the completed window; one whose task was deleted a minute ago is not.
+     * Events are posted over HTTP, the sweep asked for over HTTP, and the audit read over HTTP.
+     */
+    @Test
+    void aSweepAsksForSessionsWhoseOnlyTaskWasDeletedTenMinutesAgoOrMore(@TempDir Path dir) throws Exception {
+        String bootstrap = cluster.bootstrapServers();
+        Map<String, Object> fast = Map.of("commit.interval.ms", 100);
+        Tokens tokens = Tokens.inMemory();
+        tokens.register(ADMIN, new Principal(ACCOUNT_8, "admin", "ana"));
+        tokens.register(WEB, new Principal(ACCOUNT_8, "service", "web"));
+        try (Projector projector = new Projector(bootstrap, dir.resolve("projector"), 1, fast);
+             CleanupService cleanup = new CleanupService(bootstrap, dir.resolve("cleanup"), 1,
+                     CleanupConfig.defaults().withSweepInterval(Duration.ofHours(1)), fast);
+             Gateway gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", 0, dir.resolve("gateway"), 1, tokens,
+                     Clock.systemUTC()))) {
+            projector.start();
+            cleanup.start();
+            gateway.start();
+            gateway.awaitReady(Duration.ofSeconds(60));
+            port = gateway.port();
+            Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+            List<String> events = new java.util.ArrayList<>();
+            events.add(event8(events.size(), now.minus(Duration.ofDays(10)), "ComputerStatus", "{\"computerId\":\"desk-8\",\"online\":true,"
+                    + "\"capabilities\":{\"sessionDelete\":1}}"));
+            Map<String, Duration> deletedAgo = Map.of("job-del-11", Duration.ofMinutes(11), "job-del-40", Duration.ofMinutes(40),
+                    "job-del-1", Duration.ofMinutes(1));
+            for (var c : new TreeMap<>(deletedAgo).entrySet()) {
+                Instant deleted = now.minus(c.getValue());
+                events.add(claim8(events.size(), c.getKey(), now.minus(Duration.ofHours(2))));
+                events.add(event8(events.size(), now.minus(Duration.ofMinutes(100)), "RunStatusChanged",
+                        "{\"runId\":\"" + c.getKey() + "\",\"status\":\"DONE\"}"));
+                events.add(event8(events.size(), deleted, "TaskChanged", "{\"taskId\":\"task-" + c.getKey() + "\",\"status\":\"DELETED\","
+                        + "\"deletedAt\":\"" + deleted + "\"}"));
+            }
+            // done longer than the completed window (7 days): retired too
+            Instant completed = now.minus(Duration.ofDays(8));
+            events.add(claim8(events.size(), "job-done-8d", completed.minus(Duration.ofHours(2))));
+            events.add(event8(events.size(), completed.minus(Duration.ofHours(1)), "RunStatusChanged", "{\"runId\":\"job-done-8d\",\"status\":\"DONE\"}"));
+            events.add(event8(events.size(), completed, "TaskChanged", "{\"taskId\":\"task-job-done-8d\",\"status\":\"DONE\","
+                    + "\"completedAt\":\"" + completed + "\"}"));
+            HttpResponse<String> posted = send("POST", "/api/events", WEB, "[" + String.join(",", events) + "]");
+            assertThat(posted.statusCode()).as(posted.body()).isEqualTo(200);
+            assertThat(JSON.readTree(posted.body()).get("accepted").asInt()).as(posted.body()).isEqualTo(events.size());
+
+            List<String> retired = List.of("job-del-11", "job-del-40", "job-done-8d");
+            Map<String, JsonNode> audits = new TreeMap<>();
+            long until = System.currentTimeMillis() + 120_000;
+            while (audits.size() < retired.size() && System.currentTimeMillis() < until) {
+                assertThat(send("POST", "/api/cleanup/sweep", ADMIN, "{\"account\":\"" + ACCOUNT_8 + "\"}").statusCode()).isEqualTo(202);
+                Thread.sleep(1000);
+                for (JsonNode a : JSON.readTree(send("GET", "/api/audit/deletions", ADMIN, null).body()).path("deletions")) {
+                    audits.put(a.get("sessionId").asText(), a);
+                }
+            }
+            assertThat(audits).as("the sessions the sweep asked for").containsKeys(retired.toArray(String[]::new));
+            for (String id : retired) {
+                JsonNode a = audits.get(id);
+                assertThat(a.get("requestedBy").asText()).as(a.toString()).isEqualTo("system");
+                assertThat(a.get("source").asText()).isEqualTo("service:cleanup");
+                assertThat(a.get("reason").asText()).isEqualTo("retired");
+                assertThat(a.get("decision").asText()).as(a.toString()).isEqualTo("ACCEPTED");
+                assertThat(a.get("computersAsked").get(0).asText()).isEqualTo("desk-8");
+            }
+            assertThat(Instant.parse(audits.get("job-del-11").get("guard").get("tasks").get(0).get("retiredAt").asText()))
+                    .isEqualTo(now.minus(Duration.ofMinutes(1)));
+            if (Instant.now().isBefore(now.plus(Duration.ofMinutes(8)))) { // still under 10 minutes since its deletion
+                assertThat(audits).as("deleted a minute before the sweep: Undo still finds it").doesNotContainKey("job-del-1");
+            }
+        }
+    }
+
+    static final String ACCOUNT_8 = "acct-e2e-8";
+
+    static String claim8(int n, String runId, Instant at) {
+        return event8(n, at, "RunClaimed", "{\"runId\":\"" + runId + "\",\"taskId\":\"task-" + runId + "\",\"computerId\":\"desk-8\","
+                + "\"agent\":\"claude-code\",\"agentSessionId\":\"agent-" + runId + "\",\"folder\":\"/tmp/" + runId + "\","
+                + "\"task\":{\"title\":\"Task of " + runId + "\"}}");
+    }
+
+    static String event8(int n, Instant at, String type, String payload) {
+        return "{\"eventId\":\"e2e80000-0000-0000-0000-" + String.format("%012d", n) + "\",\"type\":\"" + type + "\",\"account\":\""
+                + ACCOUNT_8 + "\",\"space\":\"web:space-1\",\"occurredAt\":\"" + at + "\",\"source\":\"service:web\",\"payload\":" + payload + "}";
+    }
+
     static int seq;
 
     static String event(int n, Instant at, String type, String payload) {

@@ -34,9 +34,13 @@ import java.util.Set;
  * task rule.
  *
  * <p><b>When to look again</b> (guide §6): at once when ready; at the next sweep while a run is queued or
- * going; 6 hours while a task is still in use; 1 hour while a computer is offline, unknown or too old to
- * delete (capabilities.sessionDelete below 1); a day after a failed deletion, or after an attempt a computer
- * has not answered; an idle kind at the instant it goes idle.
+ * going; at the instant it becomes ready when that is known (every task deleted, or done or dropped and not
+ * pinned: the last of their {@link #taskRetiredAt}; an idle kind when it goes idle; a node session when it goes
+ * idle); 6 hours while a task is still in use (open, pinned and done, status unknown, or a run without a task);
+ * 1 hour while a computer is offline, unknown or too old to delete (capabilities.sessionDelete below 1); a day
+ * after a failed deletion, or after an attempt a computer has not answered. The view is evaluated as of its
+ * newest fact, not as of a sweep, so a session whose last task was deleted a minute before that fact is due ten
+ * minutes after the deletion, not six hours after the fact.
  */
 public final class RetirementRules {
     private RetirementRules() {
@@ -419,7 +423,9 @@ public final class RetirementRules {
         }
         if (r.readyAt() == null || at.isBefore(r.readyAt())) {
             blockers.addAll(notReadyLines(f, r, at));
-            if (r.readyAt() != null && !RETIRED.equals(r.reason())) {
+            if (r.readyAt() != null) {
+                // every task retires at a known instant (deleted, or done or dropped and not pinned): due then, however
+                // soon; "6 hours" would put a task deleted 9 minutes before the newest fact 6 hours after that fact
                 return new Verdict(State.IN_USE, r, r.readyAt(), Duration.ZERO, blockers);
             }
             return new Verdict(State.IN_USE, r, at.plus(c.inUseRecheck()), c.inUseRecheck(), blockers);

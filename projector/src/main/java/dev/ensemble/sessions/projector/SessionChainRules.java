@@ -19,8 +19,12 @@ import dev.ensemble.sessions.views.SessionView;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -38,6 +42,10 @@ import java.util.function.Consumer;
  *       queued) is queued.</li>
  *   <li>Status: working if a run is working, else waiting, else queued, else idle. Resumable unless the
  *       session is deleted or being deleted, or no agent session id is known yet.</li>
+ *   <li>"First" and "latest" follow the events' own times and the chain's order, never arrival order: the first
+ *       and latest task are those of the first and last run in the chain's order ({@link #chainOrder}); the latest
+ *       report (the session's and each task's) is that of the run whose end occurred last; last active is the
+ *       newest occurredAt of its runs' events; a run started at its earliest WORKING report.</li>
  * </ul>
  * <b>A run whose parent is not known yet</b> (its {@code continueFromJobId} names a run not claimed so far),
  * and any status or engine event about a run not claimed so far, is <i>parked</i>: kept aside, invisible in
@@ -143,15 +151,6 @@ public final class SessionChainRules {
         if (session.getFolder() == null) {
             session.setFolder(rc.getFolder());
         }
-        TaskFacts task = rc.getTask();
-        if (task != null || rc.getTaskId() != null) {
-            if (session.getFirstTaskTitle() == null && session.getFirstTaskId() == null) {
-                session.setFirstTaskId(rc.getTaskId());
-                session.setFirstTaskTitle(task == null ? null : task.getTitle());
-            }
-            session.setLatestTaskId(rc.getTaskId());
-            session.setLatestTaskTitle(task == null ? null : task.getTitle());
-        }
         if (session.getAgentSessionId() == null && rc.getAgentSessionId() != null) {
             session.setAgentSessionId(rc.getAgentSessionId());
         }
@@ -159,6 +158,7 @@ public final class SessionChainRules {
         if (rc.getTaskId() != null) {
             state.addSessionOfTask(account, rc.getTaskId(), session.getSessionId());
         }
+        firstAndLatest(session);
         touch(session, e.getOccurredAt());
         state.putRun(account, new RunRef(rc.getRunId(), session.getSessionId()));
         save(session, state, emit);
@@ -238,24 +238,31 @@ public final class SessionChainRules {
         RunView run = runOf(s, rs.getRunId());
         boolean ended = isEnded(run.getStatus());
         boolean ending = isEnded(rs.getStatus().name());
-        if (ended && !ending) {
-            return; // a run that ended does not go back to work (an out-of-order report)
-        }
-        if (ended && run.getEndedAt() != null && e.getOccurredAt().isBefore(run.getEndedAt())) {
-            return; // an older end report than the one applied
+        Instant at = e.getOccurredAt();
+        boolean started = rs.getStatus() == RunStatus.WORKING && (run.getStartedAt() == null || at.isBefore(run.getStartedAt()));
+        if (ended && (!ending || (run.getEndedAt() != null && at.isBefore(run.getEndedAt())))) {
+            // a run that ended does not go back to work, and an older end report than the one applied changes no
+            // outcome (out-of-order reports); what they say of when the run started and was active still counts,
+            // so that the view is the same whichever of the reports came first
+            boolean active = at.isAfter(s.getLastActiveAt());
+            if (started) {
+                run.setStartedAt(at);
+            }
+            if (started || active) {
+                touch(s, at);
+                save(s, state, emit);
+            }
+            return;
         }
         run.setStatus(rs.getStatus().name());
-        if (rs.getStatus() == RunStatus.WORKING && run.getStartedAt() == null) {
-            run.setStartedAt(e.getOccurredAt());
+        if (started) {
+            run.setStartedAt(at); // the earliest WORKING report
         }
         if (ending) {
-            run.setEndedAt(e.getOccurredAt());
+            run.setEndedAt(at);
             run.setReportSummary(rs.getReportSummary());
             run.setTokens(rs.getTokens());
             run.setDurationMs(rs.getDurationMs());
-            if (rs.getReportSummary() != null) {
-                s.setLatestReportSummary(rs.getReportSummary());
-            }
             Set<String> files = new LinkedHashSet<>(s.getFilesChanged());
             files.addAll(rs.getFilesChanged());
             s.setFilesChanged(new ArrayList<>(files));
@@ -264,13 +271,100 @@ public final class SessionChainRules {
                 Set<String> taskFiles = new LinkedHashSet<>(task.getFilesChanged());
                 taskFiles.addAll(rs.getFilesChanged());
                 task.setFilesChanged(new ArrayList<>(taskFiles));
-                if (rs.getReportSummary() != null) {
-                    task.setReport(rs.getReportSummary());
-                }
+            }
+            latestReports(s);
+        }
+        touch(s, at);
+        save(s, state, emit);
+    }
+
+    /**
+     * The runs in the chain's order: a run comes after the run it continues (and so after every run before that
+     * one), and runs the chain does not order (two runs continuing the same run, or a session's first run) go by
+     * their claim's occurredAt, then by run id. A function of the runs alone, not of the order their events arrived
+     * in.
+     */
+    static List<RunView> chainOrder(List<RunView> runs) {
+        Map<String, RunView> byId = new HashMap<>();
+        for (RunView r : runs) {
+            byId.put(r.getRunId(), r);
+        }
+        Map<String, List<RunView>> continuations = new HashMap<>();
+        Comparator<RunView> byClaim = Comparator.comparing(RunView::getClaimedAt).thenComparing(RunView::getRunId);
+        PriorityQueue<RunView> ready = new PriorityQueue<>(byClaim);
+        for (RunView r : runs) {
+            String parent = r.getContinueFromJobId();
+            if (parent != null && byId.containsKey(parent) && !parent.equals(r.getRunId())) {
+                continuations.computeIfAbsent(parent, k -> new ArrayList<>()).add(r);
+            } else {
+                ready.add(r); // the chain's first run, or one continuing a run of another (deleted) session
             }
         }
-        touch(s, e.getOccurredAt());
-        save(s, state, emit);
+        List<RunView> out = new ArrayList<>(runs.size());
+        while (!ready.isEmpty()) {
+            RunView r = ready.poll();
+            out.add(r);
+            ready.addAll(continuations.getOrDefault(r.getRunId(), List.of()));
+        }
+        return out;
+    }
+
+    /**
+     * The first and the latest task (its id and title, or an imported run's prompt as its title): of the first and
+     * the last run in the chain's order ({@link #chainOrder}) that names a task or has a title.
+     */
+    private static void firstAndLatest(SessionView s) {
+        RunView first = null;
+        RunView latest = null;
+        for (RunView r : chainOrder(s.getRuns())) {
+            if (r.getTaskId() != null || r.getTitle() != null) {
+                first = first == null ? r : first;
+                latest = r;
+            }
+        }
+        s.setFirstTaskId(first == null ? null : first.getTaskId());
+        s.setFirstTaskTitle(first == null ? null : first.getTitle());
+        s.setLatestTaskId(latest == null ? null : latest.getTaskId());
+        s.setLatestTaskTitle(latest == null ? null : latest.getTitle());
+    }
+
+    /**
+     * The session's latest report summary, and each task's report: the summary of the run that ended last (by the
+     * occurredAt of its end report; equal times: the later in the chain's order) among those that reported one.
+     */
+    private static void latestReports(SessionView s) {
+        List<RunView> order = chainOrder(s.getRuns());
+        Map<String, Integer> position = new HashMap<>();
+        for (int i = 0; i < order.size(); i++) {
+            position.put(order.get(i).getRunId(), i);
+        }
+        Comparator<RunView> byEnd = Comparator.comparing(RunView::getEndedAt).thenComparing(r -> position.get(r.getRunId()));
+        RunView latest = null;
+        for (RunView r : s.getRuns()) {
+            if (r.getReportSummary() != null && r.getEndedAt() != null && (latest == null || byEnd.compare(r, latest) > 0)) {
+                latest = r;
+            }
+        }
+        if (latest != null) {
+            s.setLatestReportSummary(latest.getReportSummary());
+        }
+        Map<String, RunView> byId = new HashMap<>();
+        for (RunView r : s.getRuns()) {
+            byId.put(r.getRunId(), r);
+        }
+        for (SessionTaskView t : s.getTasks()) {
+            RunView newest = null;
+            for (String runId : t.getRunIds()) {
+                RunView r = byId.get(runId);
+                if (r != null && r.getReportSummary() != null && r.getEndedAt() != null
+                        && (newest == null || byEnd.compare(r, newest) > 0)) {
+                    newest = r;
+                }
+            }
+            if (newest != null) {
+                t.setReport(newest.getReportSummary());
+            }
+        }
     }
 
     private static void engine(Event e, EngineEvent ee, ChainState state, Consumer<SessionView> emit) {

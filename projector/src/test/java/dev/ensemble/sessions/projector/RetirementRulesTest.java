@@ -67,6 +67,34 @@ class RetirementRulesTest {
             assertThat(v.nextDueAt()).as("ready: due at once").isEqualTo(plus(Duration.ofMinutes(11)));
         }
 
+        /**
+         * Guide §6, "deleted at least 10 minutes ago": the boundary to the millisecond, and the view as the projector
+         * makes it (evaluated as of its newest fact, here the deletion itself) due at the instant the task retires, so
+         * a sweep 11 or 40 minutes after the deletion finds it ready.
+         */
+        @Test
+        void aSessionWhoseOnlyTaskWasDeletedIsDueTenMinutesAfterTheDeletion() {
+            Facts f = coding(deletedAt(T));
+            record Case(Duration sinceDeletion, State state) {
+            }
+            for (Case c : List.of(new Case(Duration.ofMinutes(9).plusSeconds(59), State.IN_USE),
+                    new Case(Duration.ofMinutes(10).minusMillis(1), State.IN_USE),
+                    new Case(Duration.ofMinutes(10), State.READY),
+                    new Case(Duration.ofMinutes(11), State.READY),
+                    new Case(Duration.ofMinutes(40), State.READY))) {
+                Verdict v = at(f, plus(c.sinceDeletion()));
+                assertThat(v.state()).as("deleted " + c.sinceDeletion() + " ago").isEqualTo(c.state());
+                assertThat(v.readiness().readyAt()).isEqualTo(plus(Duration.ofMinutes(10)));
+            }
+            for (Duration newestFact : List.of(Duration.ZERO, Duration.ofMinutes(9).plusSeconds(59))) {
+                Verdict asOfFact = at(f, plus(newestFact));
+                assertThat(asOfFact.nextDueAt()).as("evaluated " + newestFact + " after the deletion: due when the task retires")
+                        .isEqualTo(plus(Duration.ofMinutes(10)));
+                assertThat(asOfFact.recheck()).isZero();
+                assertThat(asOfFact.blockers()).containsExactly("task task-1 is deleted and retires at " + plus(Duration.ofMinutes(10)));
+            }
+        }
+
         @Test
         void aDoneOrDroppedTaskRetiresOnceLongerThanTheCompletedWindow() {
             for (String status : List.of("DONE", "DROPPED")) {
@@ -111,7 +139,10 @@ class RetirementRulesTest {
             Facts f = coding(deletedAt(T), new Task("task-2", "DONE", false, true, T.plus(Duration.ofDays(1)), null, T));
             assertThat(at(f, plus(Duration.ofDays(8))).state()).isEqualTo(State.IN_USE);
             assertThat(at(f, plus(Duration.ofDays(8)).plusMillis(1)).state()).isEqualTo(State.READY);
-            assertThat(at(f, plus(Duration.ofHours(1))).nextDueAt()).as("a task in use: six hours").isEqualTo(plus(Duration.ofHours(7)));
+            assertThat(at(f, plus(Duration.ofHours(1))).nextDueAt()).as("due when the last task retires")
+                    .isEqualTo(plus(Duration.ofDays(8)).plusMillis(1));
+            Facts open = coding(deletedAt(T), new Task("task-2", "OPEN", false, true, null, null, T));
+            assertThat(at(open, plus(Duration.ofHours(1))).nextDueAt()).as("a task in use: six hours").isEqualTo(plus(Duration.ofHours(7)));
         }
 
         @Test

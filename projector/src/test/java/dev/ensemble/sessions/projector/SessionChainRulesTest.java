@@ -8,7 +8,13 @@ import dev.ensemble.sessions.views.SessionView;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 import static dev.ensemble.sessions.projector.ChainFixture.claimed;
 import static dev.ensemble.sessions.projector.ChainFixture.deleted;
@@ -244,6 +250,110 @@ class SessionChainRulesTest {
                 f.given(engine("job-1", "x", 1L, 2L, 1));
                 assertThat(f.session("job-1").getSequence()).isEqualTo(a + 1);
             }
+        }
+    }
+
+    /**
+     * "Latest" in a view (latest report, first and latest task, last active, when a run started) follows the events'
+     * own times and the chain's order, not arrival order (issue 14, item 4): each case's events, posted in order,
+     * reversed and in three shuffles, give the same view, and the one the case expects.
+     */
+    @Nested
+    class LatestFollowsTheEventsTimesNotTheirArrival {
+        record Case(String name, List<Event> inOrder, String latestReport, String latestTask, String firstTask, int lastActiveMinute) {
+        }
+
+        static final List<Case> CASES = List.of(
+                new Case("a later run's report is the latest though it arrives first",
+                        List.of(claimed("job-1", null, "First", 0), done("job-1", "one", List.of("a.ts"), 3),
+                                claimed("job-2", "job-1", "Second", 4), done("job-2", "two", List.of("b.ts"), 5)),
+                        "two", "Second", "First", 5),
+                new Case("two runs continuing one: the later claim is the latest task, the later end the latest report",
+                        List.of(claimed("job-1", null, "First", 0), done("job-1", "one", List.of(), 1),
+                                claimed("job-2", "job-1", "Second", 2), claimed("job-3", "job-1", "Third", 3),
+                                done("job-3", "three", List.of(), 6), done("job-2", "two", List.of(), 8)),
+                        "two", "Third", "First", 8),
+                new Case("equal times: the chain's order decides",
+                        List.of(claimed("job-1", null, "First", 0), claimed("job-2", "job-1", "Second", 0),
+                                done("job-1", "one", List.of(), 2), done("job-2", "two", List.of(), 2)),
+                        "two", "Second", "First", 2),
+                new Case("a run without a report keeps the one before as the latest",
+                        List.of(claimed("job-1", null, "First", 0), done("job-1", "one", List.of(), 1),
+                                claimed("job-2", "job-1", "Second", 2), status("job-2", RunStatus.FAILED, 3)),
+                        "one", "Second", "First", 3),
+                new Case("a stale WORKING after the end still tells when it started and was active",
+                        List.of(claimed("job-1", null, "First", 0), status("job-1", RunStatus.WORKING, 1),
+                                status("job-1", RunStatus.WAITING, 2), done("job-1", "one", List.of(), 4),
+                                status("job-1", RunStatus.WORKING, 5)),
+                        "one", "First", "First", 5));
+
+        /** What of a view must not depend on arrival order (lists whose order is arrival order are compared as sets). */
+        static Map<String, Object> orderFree(SessionView s) {
+            Map<String, Object> m = new TreeMap<>();
+            m.put("latestReportSummary", s.getLatestReportSummary());
+            m.put("latestTask", s.getLatestTaskId() + " " + s.getLatestTaskTitle());
+            m.put("firstTask", s.getFirstTaskId() + " " + s.getFirstTaskTitle());
+            m.put("lastActiveAt", s.getLastActiveAt());
+            m.put("status", s.getStatus());
+            m.put("filesChanged", new TreeSet<>(s.getFilesChanged()));
+            for (RunView r : s.getRuns()) {
+                m.put("run " + r.getRunId(), r.getStatus() + " started " + r.getStartedAt() + " ended " + r.getEndedAt()
+                        + " report " + r.getReportSummary());
+            }
+            for (var t : s.getTasks()) {
+                m.put("task " + t.getTaskId(), t.getReport() + " " + new TreeSet<>(t.getFilesChanged()));
+            }
+            return m;
+        }
+
+        static SessionView viewAfter(List<Event> arrival) {
+            try (ChainFixture f = new ChainFixture()) {
+                f.given(arrival.toArray(Event[]::new));
+                assertThat(f.latest).as("one session").hasSize(1);
+                return f.session("job-1");
+            }
+        }
+
+        @Test
+        void outOfOrderArrivalGivesTheSameViewAsInOrder() {
+            for (Case c : CASES) {
+                SessionView expected = viewAfter(c.inOrder());
+                assertThat(expected.getLatestReportSummary()).as(c.name()).isEqualTo(c.latestReport());
+                assertThat(expected.getLatestTaskTitle()).as(c.name()).isEqualTo(c.latestTask());
+                assertThat(expected.getFirstTaskTitle()).as(c.name()).isEqualTo(c.firstTask());
+                assertThat(expected.getLastActiveAt()).as(c.name()).isEqualTo(ChainFixture.at(c.lastActiveMinute()));
+                List<List<Event>> arrivals = new ArrayList<>();
+                List<Event> reversed = new ArrayList<>(c.inOrder());
+                Collections.reverse(reversed);
+                arrivals.add(reversed);
+                Random random = new Random(14);
+                for (int i = 0; i < 3; i++) {
+                    List<Event> shuffled = new ArrayList<>(c.inOrder());
+                    Collections.shuffle(shuffled, random);
+                    arrivals.add(shuffled);
+                }
+                for (List<Event> arrival : arrivals) {
+                    assertThat(orderFree(viewAfter(arrival))).as(c.name() + ", arriving " + describe(arrival)).isEqualTo(orderFree(expected));
+                }
+            }
+        }
+
+        @Test
+        void theChainsOrderPutsARunAfterTheRunItContinuesAndOtherwiseGoesByClaimTime() {
+            RunView a = RunView.newBuilder().setRunId("a").setComputerId("laptop").setStatus("DONE").setClaimedAt(ChainFixture.at(5)).build();
+            RunView b = RunView.newBuilder().setRunId("b").setComputerId("laptop").setStatus("DONE").setClaimedAt(ChainFixture.at(1)).setContinueFromJobId("a").build();
+            RunView c = RunView.newBuilder().setRunId("c").setComputerId("laptop").setStatus("DONE").setClaimedAt(ChainFixture.at(3)).setContinueFromJobId("a").build();
+            RunView d = RunView.newBuilder().setRunId("d").setComputerId("laptop").setStatus("DONE").setClaimedAt(ChainFixture.at(2)).setContinueFromJobId("c").build();
+            assertThat(SessionChainRules.chainOrder(List.of(d, c, b, a))).as("b's clock is behind a's: the chain still puts it after a")
+                    .extracting(RunView::getRunId).containsExactly("a", "b", "c", "d");
+        }
+
+        static String describe(List<Event> events) {
+            List<String> out = new ArrayList<>();
+            for (Event e : events) {
+                out.add(e.getPayload().getClass().getSimpleName() + "@" + e.getOccurredAt());
+            }
+            return out.toString();
         }
     }
 
