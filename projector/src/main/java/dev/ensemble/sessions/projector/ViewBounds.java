@@ -38,7 +38,9 @@ import java.util.Set;
  * goes to the dead-letter topic ({@code DeadLetterProductionExceptionHandler}, docs/reliability.md).
  *
  * <p><b>Events</b>, as the projector receives them ({@link #event}): texts shortened and content lists (files changed,
- * labels, linked tasks, removed paths) capped in place, so that nothing the stores keep grows from one event; an id
+ * labels, linked tasks, removed paths) cut to {@link #EVENT_LIST_FACTOR} times their bound in a view (newest kept, not
+ * counted: no real event has as many), in place, so that nothing the stores keep grows much from one event; a session
+ * chain's lists are then capped, counted, as it is stored ({@link #stored}); an id
  * longer than {@link #ID_CHARS} cannot be shortened without becoming another id, so such an event is refused
  * ({@link InvalidEventException} naming the field: dead-letter topic).
  *
@@ -73,6 +75,8 @@ public final class ViewBounds {
     public static final int LINKED_TASKS = 50;
     /** Items of any other list of a view. */
     public static final int IDS = 200;
+    /** An event's content lists are cut as it arrives at this many times their bound in a view, uncounted (no real task has as many). */
+    public static final int EVENT_LIST_FACTOR = 10;
     /** The text of one session view, chars in all. */
     public static final int VIEW_CHARS = 256 * 1024;
 
@@ -166,39 +170,50 @@ public final class ViewBounds {
     }
 
     /**
-     * A session chain as the store keeps it, in place: the lists that grow with every run without the rules needing them
-     * whole (the files changed, of the session and of each task) keep their newest {@link #FILES}, the rest counted in
-     * {@code omitted}. Its runs and tasks stay whole (the rules and the deletion guard need them); its texts were bounded
-     * as their events arrived ({@link #event}).
+     * A session chain as the store keeps it, in place: the lists that grow with its runs without the rules needing them
+     * whole (the files changed, of the session and of each task; each task's labels and linked tasks) keep their newest
+     * ({@link #FILES}, {@link #LABELS}, {@link #LINKED_TASKS}), the rest counted in {@code omitted}. Its runs and tasks
+     * stay whole (the rules and the deletion guard need them); its texts were bounded as their events arrived
+     * ({@link #event}).
      *
      * @return {@code session}
      */
     public static SessionView stored(SessionView session) {
-        int over = session.getFilesChanged().size() - FILES;
-        int overTasks = 0;
-        for (var t : session.getTasks()) {
-            overTasks += Math.max(0, t.getFilesChanged().size() - FILES);
-        }
-        if (over <= 0 && overTasks == 0) {
-            return session;
-        }
-        Map<String, Integer> omitted = new HashMap<>(session.getOmitted());
-        if (over > 0) {
-            List<String> f = session.getFilesChanged();
-            session.setFilesChanged(new ArrayList<>(f.subList(over, f.size())));
-            omitted.merge("filesChanged", over, Integer::sum);
+        Map<String, Integer> omitted = null;
+        List<String> files = session.getFilesChanged();
+        if (files.size() > FILES) {
+            omitted = count(omitted, session, "filesChanged", files.size() - FILES);
+            session.setFilesChanged(newest(files, FILES));
         }
         for (var t : session.getTasks()) {
-            List<String> f = t.getFilesChanged();
-            if (f.size() > FILES) {
-                t.setFilesChanged(new ArrayList<>(f.subList(f.size() - FILES, f.size())));
+            if (t.getFilesChanged().size() > FILES) {
+                omitted = count(omitted, session, "tasks.filesChanged", t.getFilesChanged().size() - FILES);
+                t.setFilesChanged(newest(t.getFilesChanged(), FILES));
+            }
+            var f = t.getFacts();
+            if (f != null && f.getLabels().size() > LABELS) {
+                omitted = count(omitted, session, "tasks.facts.labels", f.getLabels().size() - LABELS);
+                f.setLabels(newest(f.getLabels(), LABELS));
+            }
+            if (f != null && f.getLinkedTaskIds().size() > LINKED_TASKS) {
+                omitted = count(omitted, session, "tasks.facts.linkedTaskIds", f.getLinkedTaskIds().size() - LINKED_TASKS);
+                f.setLinkedTaskIds(newest(f.getLinkedTaskIds(), LINKED_TASKS));
             }
         }
-        if (overTasks > 0) {
-            omitted.merge("tasks.filesChanged", overTasks, Integer::sum);
+        if (omitted != null) {
+            session.setOmitted(omitted);
         }
-        session.setOmitted(omitted);
         return session;
+    }
+
+    private static Map<String, Integer> count(Map<String, Integer> omitted, SessionView session, String list, int n) {
+        Map<String, Integer> m = omitted != null ? omitted : new HashMap<>(session.getOmitted());
+        m.merge(list, n, Integer::sum);
+        return m;
+    }
+
+    private static List<String> newest(List<String> list, int n) {
+        return new ArrayList<>(list.subList(list.size() - n, list.size()));
     }
 
     /** The retirement view within its bounds (its {@code runIds} whole): {@code view} itself when it is, else a bounded copy. */
@@ -292,7 +307,7 @@ public final class ViewBounds {
         boolean over = false;
         List<?> kept = list;
         boolean capped = isEvent ? EVENT_LISTS.contains(name) : !(at.equals("runIds") && r instanceof RetirementView);
-        int max = LISTS.getOrDefault(name, IDS);
+        int max = LISTS.getOrDefault(name, IDS) * (isEvent ? EVENT_LIST_FACTOR : 1);
         if (capped && list.size() > max) {
             over = true;
             kept = list.subList(list.size() - max, list.size());

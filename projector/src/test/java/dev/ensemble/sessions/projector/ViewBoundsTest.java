@@ -40,21 +40,23 @@ class ViewBoundsTest {
         Event e = ChainFixture.claimed("run-1", null, "t".repeat(300_000), 0);
         RunClaimed c = (RunClaimed) e.getPayload();
         c.getTask().setDescription("d".repeat(10_000));
-        c.getTask().setLabels(IntStream.range(0, 100).mapToObj(i -> "label-" + i).toList());
+        c.getTask().setLabels(IntStream.range(0, 1_000).mapToObj(i -> "label-" + i).toList());
         c.setFolder("/" + "f".repeat(5_000));
         ViewBounds.event(e);
         assertThat(c.getTask().getTitle()).hasSize(ViewBounds.TITLE_CHARS).endsWith(ViewBounds.ELLIPSIS).startsWith("ttt");
         assertThat(c.getTask().getDescription()).hasSize(ViewBounds.LONG_TEXT_CHARS);
         assertThat(c.getFolder()).hasSize(ViewBounds.PATH_CHARS);
-        assertThat(c.getTask().getLabels()).hasSize(ViewBounds.LABELS).endsWith("label-99").startsWith("label-80");
+        int cut = ViewBounds.LABELS * ViewBounds.EVENT_LIST_FACTOR;
+        assertThat(c.getTask().getLabels()).as("cut loosely as it arrives").hasSize(cut).endsWith("label-999")
+                .startsWith("label-" + (1_000 - cut));
         assertThat(c.getRunId()).isEqualTo("run-1");
 
         Event done = ChainFixture.done("run-1", "s".repeat(50_000),
-                IntStream.range(0, 1_000).mapToObj(i -> "src/f" + i + ".ts").toList(), 1);
+                IntStream.range(0, 5_000).mapToObj(i -> "src/f" + i + ".ts").toList(), 1);
         ViewBounds.event(done);
         RunStatusChanged d = (RunStatusChanged) done.getPayload();
         assertThat(d.getReportSummary()).hasSize(ViewBounds.SUMMARY_CHARS);
-        assertThat(d.getFilesChanged()).hasSize(ViewBounds.FILES).endsWith("src/f999.ts");
+        assertThat(d.getFilesChanged()).hasSize(ViewBounds.FILES * ViewBounds.EVENT_LIST_FACTOR).endsWith("src/f4999.ts");
     }
 
     @Test
@@ -112,8 +114,11 @@ class ViewBoundsTest {
     void theStoredChainKeepsItsNewestFilesAndEveryRun() {
         SessionView v = session(300, 2, "t");
         v.setFilesChanged(new ArrayList<>(IntStream.range(0, 500).mapToObj(i -> "f" + i).toList()));
+        v.getTasks().get(1).getFacts().setLabels(new ArrayList<>(IntStream.range(0, 30).mapToObj(i -> "l" + i).toList()));
         assertThat(ViewBounds.stored(v)).isSameAs(v);
         assertThat(v.getFilesChanged()).hasSize(ViewBounds.FILES).endsWith("f499");
+        assertThat(v.getTasks().get(1).getFacts().getLabels()).hasSize(ViewBounds.LABELS).endsWith("l29");
+        assertThat(v.getOmitted()).containsEntry("tasks.facts.labels", 30 - ViewBounds.LABELS);
         assertThat(v.getRuns()).hasSize(300);
         assertThat(v.getOmitted()).containsEntry("filesChanged", 300);
         assertThat(ViewBounds.session(v).getOmitted()).as("counted again nowhere").containsEntry("filesChanged", 300).containsEntry("runs", 200);

@@ -66,6 +66,11 @@ public final class SizeCheckingClientSupplier implements KafkaClientSupplier {
     static final Duration LIMIT_TTL = Duration.ofMinutes(5);
 
     @Override
+    public Admin getAdmin(Map<String, Object> config) {
+        return Admin.create(config);
+    }
+
+    @Override
     public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
         return new SizeCheckingProducer(new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer()), config);
     }
