@@ -179,7 +179,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
             // the view's sequence is the newest document's: it grows with every change
             CorpusView view = new CorpusView(stats.account(), stats.computerId(), nextSeq.get(table), stats.n(),
                     ByteBuffer.wrap(stats.toBytes()));
-            context.forward(new Record<>(table, view, context.currentSystemTimeMs()));
+            context.forward(new Record<>(table, ViewBounds.corpus(view), context.currentSystemTimeMs()));
         });
     }
 

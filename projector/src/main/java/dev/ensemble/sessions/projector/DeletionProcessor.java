@@ -119,6 +119,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         }
         DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, GUARD); // failed here on a bug before: dead-lettered
         EventJson.Validation.check(e);
+        ViewBounds.event(e); // texts shortened, content lists capped, before anything keeps them; an over-long id refused
         if (applied.contains(e)) {
             return;
         }
@@ -410,7 +411,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     private void putAudit(DeletionAudit audit, long timestamp) {
         String key = Keys.of(audit.getAccount(), audit.getRequestId());
         audits.put(key, audit);
-        context.forward(new Record<>(key, audit, timestamp), AUDIT_SINK);
+        context.forward(new Record<>(key, ViewBounds.audit(audit), timestamp), AUDIT_SINK);
     }
 
     private static Event decision(String id, String account, String space, Event trigger, Object payload) {

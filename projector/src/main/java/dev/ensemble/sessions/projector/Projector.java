@@ -127,6 +127,9 @@ public final class Projector implements AutoCloseable {
                 DeletionProcessor.RETIREMENT, retirement, DeletionProcessor.CORPUS, corpus), inMemoryStores);
     }
 
+    /** The sink of {@code sessions.view.sessions}. */
+    static final String SESSIONS_SINK = "sessions-view-sink";
+
     /** The name of the topology's source node (the event log). */
     static final String SOURCE = "events-source";
 
@@ -150,7 +153,7 @@ public final class Projector implements AutoCloseable {
         }
         t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
                 Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
-        t.addSink("sessions-view-sink", Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
+        t.addSink(SESSIONS_SINK, Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
                 Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), chains);
         t.addSink("retirement-view-sink", Topics.RETIREMENT_VIEW.name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
                 Topics.RETIREMENT_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), retirement);

@@ -58,7 +58,7 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         }
         next.setSequence(nextSequence(held == null ? 0L : held.getSequence(), next));
         views.put(key, next);
-        context.forward(new Record<>(key, next, record.timestamp()));
+        context.forward(new Record<>(key, ViewBounds.retirement(next), record.timestamp()));
     }
 
     /**

@@ -58,7 +58,9 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         catchUp.publish(context.currentSystemTimeMs(), pending, (key, time) -> {
             SessionView s = sessions.get(key);
             if (s != null) {
-                context.forward(new Record<>(key, s, time));
+                // the retirement rules get the whole chain; the topic gets it bounded
+                context.forward(new Record<>(key, s, time), DeletionProcessor.RETIREMENT);
+                context.forward(new Record<>(key, ViewBounds.session(s), time), Projector.SESSIONS_SINK);
             }
         });
     }
@@ -89,7 +91,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     @Override
     public void putSession(SessionView session) {
-        sessions.put(Keys.of(session.getAccount(), session.getSessionId()), session);
+        sessions.put(Keys.of(session.getAccount(), session.getSessionId()), ViewBounds.stored(session));
     }
 
     @Override

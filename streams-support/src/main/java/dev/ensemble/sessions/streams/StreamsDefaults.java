@@ -21,7 +21,10 @@ import java.util.Properties;
  * exactly-once v2, explicit names for every internal resource, the built-in dead-letter topic for records
  * that cannot be decoded or processed (they are logged, sent there with the reason in headers, and
  * processing goes on; a record whose processing failed on a bug is first undone by a task restart,
- * {@link DeadLetterProcessingExceptionHandler}), and RocksDB bounded by one cache shared by every store of the JVM.
+ * {@link DeadLetterProcessingExceptionHandler}) and for records that cannot be serialized or produced, a record
+ * larger than its topic accepts among them ({@link DeadLetterProductionExceptionHandler},
+ * {@link SizeCheckingClientSupplier}: one such record never fails the transaction nor the stream thread), and RocksDB
+ * bounded by one cache shared by every store of the JVM (docs/reliability.md).
  */
 public final class StreamsDefaults {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StreamsDefaults.class);
@@ -50,6 +53,9 @@ public final class StreamsDefaults {
         p.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
         p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProcessingExceptionHandler.class);
         p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true); // the same for global stores
+        p.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProductionExceptionHandler.class);
+        // a record larger than its topic takes is refused before it reaches the transaction, then dead-lettered
+        p.put(StreamsConfig.DEFAULT_CLIENT_SUPPLIER_CONFIG, SizeCheckingClientSupplier.class);
         p.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedRocksDb.class);
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 32L * 1024 * 1024);
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
