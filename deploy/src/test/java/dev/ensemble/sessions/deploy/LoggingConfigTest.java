@@ -68,8 +68,14 @@ class LoggingConfigTest {
                     new Line(true, "kafka.server.ReplicaManager", append, new org.apache.kafka.common.errors.OutOfOrderSequenceException(
                             "Invalid sequence number for producer 5 at offset 10 in partition sessions.view.retirement-0: 1 (incoming seq. "
                                     + "number). Expected sequence 0 for transactions v2 idempotent producer with no existing state.")),
+                    new Line(true, "kafka.server.ReplicaManager", append, new org.apache.kafka.common.errors.OutOfOrderSequenceException(
+                            "Out of order sequence number for producer 5 at offset 54 in partition ensemble-gateway-gateway-sessions-changelog-0: "
+                                    + "2 (incoming seq. number), 0 (current end sequence number)")),
                     new Line(false, "kafka.server.ReplicaManager", append, new org.apache.kafka.common.errors.OutOfOrderSequenceException(
-                            "Out of order sequence number for producer 5 at offset 10 in partition p-0: 7 (incoming seq. number), 3 "
+                            "Out of order sequence number for producer 5 at offset 10 in partition p-0: 3 (incoming seq. number), 3 "
+                                    + "(current end sequence number)")),
+                    new Line(false, "kafka.server.ReplicaManager", append, new org.apache.kafka.common.errors.OutOfOrderSequenceException(
+                            "Out of order sequence number for producer 5 at offset 10 in partition p-0: 1 (incoming seq. number), 3 "
                                     + "(current end sequence number)")),
                     new Line(false, "kafka.server.ReplicaManager", append, new IllegalStateException("disk")),
                     new Line(true, sender, retrying + "CONCURRENT_TRANSACTIONS", null),
