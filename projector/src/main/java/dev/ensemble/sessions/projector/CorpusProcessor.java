@@ -82,9 +82,9 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         if (e == null) {
             return;
         }
-        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.CORPUS);
+        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.CORPUS_STATS);
         catchUp.processed(record.timestamp());
-        Object p = e.getPayload(); // valid and new: the deletion guard upstream refused the others
+        Object p = e.getPayload(); // valid and new: the event intake upstream refused the others
         if (p instanceof RunClaimed rc && rc.getTask() != null) {
             TextAnalysis.CorpusDoc doc = analysis().corpusDoc(ViewMapping.taskKey(rc), ViewMapping.facts(rc.getTask()), List.of(),
                     config.current().limits().corpusFieldChars());

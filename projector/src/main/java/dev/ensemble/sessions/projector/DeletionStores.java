@@ -22,7 +22,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The stores the deletion guard and the retirement view share, and how they become the plain
+ * The stores the event intake, the deletion workflow and the retirement view share, and how they become the plain
  * {@link RetirementRules.Facts} of a session. Every read is of the account's own keys.
  */
 final class DeletionStores {

@@ -15,7 +15,6 @@ import dev.ensemble.sessions.choice.ConfigWatcher;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.state.Stores;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,7 +32,7 @@ import java.util.Properties;
  * corpus statistics (guide §4) on {@code sessions.view.corpus},
  * retirement (guide §5, §6) on {@code sessions.view.retirement}, the deletion audit on
  * {@code sessions.view.deletion-audit} (compacted, keys {@code <account>/<id>}, partitioned by account); and,
- * as the single writer of each account, the deletion guard's decisions, appended to {@code sessions.events}
+ * as the single writer of each account, the deletion workflow's decisions, appended to {@code sessions.events}
  * in the same exactly-once transaction.
  *
  * <p>Life cycle: {@link #start()} runs the application until {@link #stop()}; startable alone against any
@@ -59,6 +58,23 @@ public final class Projector implements AutoCloseable {
 
     /** The Streams application id (its consumer group and the prefix of its internal topics). */
     public static final String APPLICATION_ID = "ensemble-projector";
+
+    /** The topology's node names (its state stores are named in {@link StoreNames}). The source: the event log. */
+    public static final String SOURCE = "events-source";
+    /** The processor every event meets first ({@link EventIntakeProcessor}). */
+    public static final String EVENT_INTAKE = "event-intake";
+    /** The session chains ({@link SessionChainProcessor}). */
+    public static final String SESSION_CHAINS = "session-chains";
+    /** The retirement rules ({@link RetirementProcessor}). */
+    public static final String RETIREMENT = "retirement";
+    /** The corpus statistics ({@link CorpusProcessor}). */
+    public static final String CORPUS_STATS = "corpus-stats";
+    /** The sinks: views and the intake's own decisions. */
+    public static final String SESSIONS_VIEW_SINK = "sessions-view-sink";
+    public static final String RETIREMENT_VIEW_SINK = "retirement-view-sink";
+    public static final String CORPUS_VIEW_SINK = "corpus-view-sink";
+    public static final String DELETION_AUDIT_SINK = "deletion-audit-sink";
+    public static final String DECISIONS_SINK = "decisions-sink";
 
     private final Properties properties;
     private final RetirementRules.Config rules;
@@ -96,20 +112,21 @@ public final class Projector implements AutoCloseable {
     /**
      * The projector's topology; both {@link #start()} and the tests build it here.
      * <pre>
-     * sessions.events → deletion-guard ─┬→ session-chains ─┬→ sessions.view.sessions
-     *                                   │                  └→ retirement ─→ sessions.view.retirement
-     *                                   ├→ corpus-stats ─→ sessions.view.corpus
-     *                                   ├→ retirement (a computer's status, a deletion's progress)
-     *                                   ├→ sessions.view.deletion-audit
-     *                                   └→ sessions.events (its own decisions, in the same transaction)
+     * sessions.events → event-intake ─┬→ session-chains ─┬→ sessions.view.sessions
+     *                                 │                  └→ retirement ─→ sessions.view.retirement
+     *                                 ├→ corpus-stats ─→ sessions.view.corpus
+     *                                 ├→ retirement (a computer's status, a deletion's progress)
+     *                                 ├→ sessions.view.deletion-audit
+     *                                 └→ sessions.events (its own decisions, in the same transaction)
      * </pre>
-     * The deletion guard ({@link DeletionProcessor}) meets every event first: it refuses foreign deletion
-     * decisions, folds the facts the retirement rules need, passes the event on to the session chains
-     * ({@link SessionChainProcessor}), then decides deletion requests and records computers' answers. Stores:
+     * The event intake ({@link EventIntakeProcessor}) meets every event first: it validates it, drops duplicates,
+     * refuses foreign deletion decisions, folds the facts the retirement rules need, passes the event on to the
+     * session chains ({@link SessionChainProcessor}) and the corpus statistics, then runs the deletion workflow
+     * ({@link DeletionWorkflow}: decides deletion requests by {@link DeletionGuard}, records computers' answers). Stores:
      * event-ids, run-event-ids ({@link AppliedEvents}), session-chains, run-index, task-sessions, parked-runs, pending-views (chains); run-facts, task-states,
-     * computer-states, computer-sessions, deletion-states, deletion-audit (guard); retirement-views. The
+     * computer-states, computer-sessions, deletion-states, deletion-audit (intake); retirement-views. The
      * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claim-docs, pending-corpus) get every
-     * valid new event after the chains (an invalid one is refused once, by the guard), with the analysis config
+     * valid new event after the chains (an invalid one is refused once, by the intake), with the analysis config
      * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}.
      *
      * @param rules          the retirement rules' numbers (the completed window)
@@ -118,49 +135,28 @@ public final class Projector implements AutoCloseable {
      */
     public static Topology buildTopology(RetirementRules.Config rules, boolean inMemoryStores) {
         ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
-        ProcessorSupplier<String, Event, String, Object> guard =
-                () -> new DeletionProcessor(rules, List.of(DeletionProcessor.CHAINS, DeletionProcessor.CORPUS));
-        ProcessorSupplier<String, Event, String, SessionView> chains = SessionChainProcessor::new;
-        ProcessorSupplier<String, SessionView, String, RetirementView> retirement = () -> new RetirementProcessor(rules);
-        ProcessorSupplier<String, Event, String, dev.ensemble.sessions.views.CorpusView> corpus = () -> new CorpusProcessor(config);
-        return buildTopology(Map.of(DeletionProcessor.GUARD, guard, DeletionProcessor.CHAINS, chains,
-                DeletionProcessor.RETIREMENT, retirement, DeletionProcessor.CORPUS, corpus), inMemoryStores);
-    }
-
-    /** The sink of {@code sessions.view.sessions}. */
-    static final String SESSIONS_SINK = "sessions-view-sink";
-
-    /** The name of the topology's source node (the event log). */
-    static final String SOURCE = "events-source";
-
-    /** The topology with these processors by node name (each supplier makes a new instance per task). */
-    private static Topology buildTopology(Map<String, ProcessorSupplier<?, ?, ?, ?>> processors, boolean inMemoryStores) {
-        String guard = DeletionProcessor.GUARD;
-        String chains = DeletionProcessor.CHAINS;
-        String retirement = DeletionProcessor.RETIREMENT;
         Topology t = new Topology();
         t.addSource(SOURCE, Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        String corpus = DeletionProcessor.CORPUS;
-        t.addProcessor(guard, processors.get(guard), SOURCE);
-        t.addProcessor(chains, processors.get(chains), guard);
-        t.addProcessor(retirement, processors.get(retirement), chains, guard);
-        t.addProcessor(corpus, processors.get(corpus), guard);
+        t.addProcessor(EVENT_INTAKE, () -> new EventIntakeProcessor(rules, List.of(SESSION_CHAINS, CORPUS_STATS)), SOURCE);
+        t.addProcessor(SESSION_CHAINS, SessionChainProcessor::new, EVENT_INTAKE);
+        t.addProcessor(RETIREMENT, () -> new RetirementProcessor(rules), SESSION_CHAINS, EVENT_INTAKE);
+        t.addProcessor(CORPUS_STATS, () -> new CorpusProcessor(config), EVENT_INTAKE);
         for (StoreSpec spec : STORES) {
             t.addStateStore(Stores.keyValueStoreBuilder(spec.inMemory() || inMemoryStores ? Stores.inMemoryKeyValueStore(spec.name())
                             : Stores.persistentKeyValueStore(spec.name()), Serdes.String(), spec.serde()).withCachingEnabled(),
                     spec.processors().toArray(String[]::new));
         }
-        t.addSink("corpus-view-sink", Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
-                Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), "corpus-stats");
-        t.addSink(SESSIONS_SINK, Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
-                Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), chains);
-        t.addSink("retirement-view-sink", Topics.RETIREMENT_VIEW.name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
-                Topics.RETIREMENT_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), retirement);
-        t.addSink(DeletionProcessor.AUDIT_SINK, Topics.DELETION_AUDIT.name(), Topics.DELETION_AUDIT.keySerde().serializer(),
-                Topics.DELETION_AUDIT.valueSerde().serializer(), new AccountPartitioner<>(), guard);
-        t.addSink(DeletionProcessor.EVENTS_SINK, Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(),
-                Topics.EVENTS.valueSerde().serializer(), new AccountPartitioner<>(), guard);
+        t.addSink(CORPUS_VIEW_SINK, Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
+                Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), CORPUS_STATS);
+        t.addSink(SESSIONS_VIEW_SINK, Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
+                Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), SESSION_CHAINS);
+        t.addSink(RETIREMENT_VIEW_SINK, Topics.RETIREMENT_VIEW.name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
+                Topics.RETIREMENT_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), RETIREMENT);
+        t.addSink(DELETION_AUDIT_SINK, Topics.DELETION_AUDIT.name(), Topics.DELETION_AUDIT.keySerde().serializer(),
+                Topics.DELETION_AUDIT.valueSerde().serializer(), new AccountPartitioner<>(), EVENT_INTAKE);
+        t.addSink(DECISIONS_SINK, Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(),
+                Topics.EVENTS.valueSerde().serializer(), new AccountPartitioner<>(), EVENT_INTAKE);
         return t;
     }
 
@@ -174,25 +170,25 @@ public final class Projector implements AutoCloseable {
 
     /** Every state store of the projector's topology ({@link #buildTopology(RetirementRules.Config, boolean)}). */
     static final List<StoreSpec> STORES = List.of(
-            new StoreSpec(StoreNames.EVENT_IDS, Serdes.Long(), false, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
-            new StoreSpec(StoreNames.RUN_EVENT_IDS, AppliedEvents.RunEventIds.SERDE, false, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
+            new StoreSpec(StoreNames.EVENT_IDS, Serdes.Long(), false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
+            new StoreSpec(StoreNames.RUN_EVENT_IDS, AppliedEvents.RunEventIds.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
             new StoreSpec(StoreNames.SESSION_CHAINS, AvroSerde.of(SessionView.class), false,
-                    List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.RUN_INDEX, AvroSerde.of(RunRef.class), false, List.of(DeletionProcessor.CHAINS, DeletionProcessor.GUARD)),
-            new StoreSpec(StoreNames.TASK_SESSIONS, Serdes.String(), false, List.of(DeletionProcessor.CHAINS)),
-            new StoreSpec(StoreNames.PENDING_VIEWS, Serdes.Long(), true, List.of(DeletionProcessor.CHAINS)),
-            new StoreSpec(StoreNames.PARKED_RUNS, AvroSerde.of(ParkedEvents.class), false, List.of(DeletionProcessor.CHAINS)),
-            new StoreSpec(StoreNames.RUN_FACTS, AvroSerde.of(RunFacts.class), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.TASK_STATES, AvroSerde.of(Event.class), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.COMPUTER_STATES, AvroSerde.of(Event.class), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.COMPUTER_SESSIONS, Serdes.String(), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.DELETION_STATES, AvroSerde.of(DeletionState.class), false, List.of(DeletionProcessor.GUARD, DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, List.of(DeletionProcessor.GUARD)),
-            new StoreSpec(StoreNames.RETIREMENT_VIEWS, AvroSerde.of(RetirementView.class), false, List.of(DeletionProcessor.RETIREMENT)),
-            new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, List.of(DeletionProcessor.CORPUS)),
-            new StoreSpec(StoreNames.CORPUS_INDEX, Serdes.Long(), false, List.of(DeletionProcessor.CORPUS)),
-            new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, List.of(DeletionProcessor.CORPUS)),
-            new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, List.of(DeletionProcessor.CORPUS)));
+                    List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
+            new StoreSpec(StoreNames.RUN_INDEX, AvroSerde.of(RunRef.class), false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
+            new StoreSpec(StoreNames.TASK_SESSIONS, Serdes.String(), false, List.of(SESSION_CHAINS)),
+            new StoreSpec(StoreNames.PENDING_VIEWS, Serdes.Long(), true, List.of(SESSION_CHAINS)),
+            new StoreSpec(StoreNames.PARKED_RUNS, AvroSerde.of(ParkedEvents.class), false, List.of(SESSION_CHAINS)),
+            new StoreSpec(StoreNames.RUN_FACTS, AvroSerde.of(RunFacts.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
+            new StoreSpec(StoreNames.TASK_STATES, AvroSerde.of(Event.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
+            new StoreSpec(StoreNames.COMPUTER_STATES, AvroSerde.of(Event.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
+            new StoreSpec(StoreNames.COMPUTER_SESSIONS, Serdes.String(), false, List.of(EVENT_INTAKE, RETIREMENT)),
+            new StoreSpec(StoreNames.DELETION_STATES, AvroSerde.of(DeletionState.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
+            new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, List.of(EVENT_INTAKE)),
+            new StoreSpec(StoreNames.RETIREMENT_VIEWS, AvroSerde.of(RetirementView.class), false, List.of(RETIREMENT)),
+            new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, List.of(CORPUS_STATS)),
+            new StoreSpec(StoreNames.CORPUS_INDEX, Serdes.Long(), false, List.of(CORPUS_STATS)),
+            new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, List.of(CORPUS_STATS)),
+            new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, List.of(CORPUS_STATS)));
 
     /** Starts the application (non-blocking). */
     public synchronized void start() {

@@ -20,7 +20,7 @@ import java.util.Objects;
 
 /**
  * The retirement view (guide §5 and §6, DESIGN.md §4 Retirement): for every session the session chains or the
- * deletion guard changed, the facts ({@link DeletionStores#facts}) go through {@link RetirementRules} as of the
+ * deletion workflow changed (or a computer's status touched), the facts ({@link DeletionStores#facts}) go through {@link RetirementRules} as of the
  * newest fact, and the view is forwarded under {@code <account>/<sessionId>} when it differs from the one
  * published last (its sequence then grows: {@link #nextSequence}). Input: SessionView records keyed
  * {@code <account>/<sessionId>}.
@@ -48,7 +48,7 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         if (s == null) {
             return;
         }
-        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.RETIREMENT);
+        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.RETIREMENT);
         stores.indexComputers(s);
         String key = Keys.of(s.getAccount(), s.getSessionId());
         RetirementView held = views.get(key);

@@ -16,7 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Folds the event log, as the deletion guard passes it on (valid and new events only), into session chains ({@link SessionChainRules}) and forwards every changed session
+ * Folds the event log, as the event intake passes it on (valid and new events only), into session chains ({@link SessionChainRules}) and forwards every changed session
  * under key {@code <account>/<sessionId>}, once per {@link Projector#VIEW_EMIT_INTERVAL} at most (less often while it
  * works through a backlog, {@link CatchUp}): a change marks the session
  * in the {@link StoreNames#PENDING_VIEWS} store, and a wall-clock punctuation forwards the newest view of each
@@ -24,7 +24,7 @@ import java.util.List;
  * is forwarded after a crash too (exactly-once: the mark and the change commit together). Most events are
  * engine events that change only a session's fill; coalescing them is what keeps the views' topic and the
  * retirement rules off the per-event path. Input key: account. An invalid event (blank ids, an account with a
- * '/') never reaches it: the guard raises {@link dev.ensemble.sessions.schema.InvalidEventException} before any
+ * '/') never reaches it: the intake raises {@link dev.ensemble.sessions.schema.InvalidEventException} before any
  * state changes, and the processing exception handler sends it to the dead-letter topic.
  */
 final class SessionChainProcessor implements Processor<String, Event, String, SessionView>, ChainState {
@@ -59,8 +59,8 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
             SessionView s = sessions.get(key);
             if (s != null) {
                 // the retirement rules get the whole chain; the topic gets it bounded
-                context.forward(new Record<>(key, s, time), DeletionProcessor.RETIREMENT);
-                context.forward(new Record<>(key, ViewBounds.session(s), time), Projector.SESSIONS_SINK);
+                context.forward(new Record<>(key, s, time), Projector.RETIREMENT);
+                context.forward(new Record<>(key, ViewBounds.session(s), time), Projector.SESSIONS_VIEW_SINK);
             }
         });
     }
@@ -71,8 +71,8 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         if (e == null) {
             return; // a tombstone on the event log means nothing
         }
-        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, DeletionProcessor.CHAINS);
-        // the deletion guard, the only processor upstream, has refused an invalid event and dropped a duplicate
+        dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.SESSION_CHAINS);
+        // the event intake, the only processor upstream, has refused an invalid event and dropped a duplicate
         // already; every event it forwards (and each of its own decisions) is new and is recorded here
         applied.add(e);
         timestamp = record.timestamp();

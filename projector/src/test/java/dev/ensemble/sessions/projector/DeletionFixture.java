@@ -101,7 +101,7 @@ final class DeletionFixture implements AutoCloseable {
             audits.merge(kv.key, kv.value, (a, b) -> b.getSequence() > a.getSequence() ? b : a);
         }
         for (var kv : log.readKeyValuesToList()) {
-            if (DeletionProcessor.SOURCE.equals(kv.value.getSource())) {
+            if (DeletionWorkflow.SOURCE.equals(kv.value.getSource())) {
                 appended.add(kv.value);
             }
         }

@@ -60,7 +60,7 @@ class DeletionWorkflowTest {
             assertThat(a.getComputerIds()).containsExactly("laptop");
             assertThat(a.getAgent()).isEqualTo("claude-code");
             assertThat(a.getAgentSessionIds()).containsExactly("agent-a", "agent-b");
-            assertThat(f.appended.get(0).getEventId()).isEqualTo(DeletionProcessor.decisionId(req.getEventId()));
+            assertThat(f.appended.get(0).getEventId()).isEqualTo(DeletionWorkflow.decisionId(req.getEventId()));
             assertThat(f.appended.get(0).getSource()).isEqualTo("service:projector");
             assertThat(f.session("job-1").getDeleting()).isTrue();
             assertThat(f.session("job-1").getResumable()).isFalse();

@@ -61,19 +61,19 @@ class DeadLetterProcessingExceptionHandlerTest {
     void aFailureOfTheEnvironmentIsTriedAgainAsOftenAsItTakes() {
         var h = handler();
         for (int attempt = 0; attempt < 3; attempt++) {
-            assertThat(h.handleError(at("deletion-guard", 3), RECORD, new ProcessorStateException("disk full")).result())
+            assertThat(h.handleError(at("event-intake", 3), RECORD, new ProcessorStateException("disk full")).result())
                     .isEqualTo(Result.FAIL);
-            assertThat(h.handleError(at("deletion-guard", 4), RECORD,
+            assertThat(h.handleError(at("event-intake", 4), RECORD,
                     new RuntimeException(new UncheckedIOException(new java.io.IOException("no space")))).result()).isEqualTo(Result.FAIL);
         }
-        assertThat(h.handleError(at("deletion-guard", 3), RECORD, new IllegalStateException("bug")).result())
+        assertThat(h.handleError(at("event-intake", 3), RECORD, new IllegalStateException("bug")).result())
                 .as("nothing was remembered for it").isEqualTo(Result.FAIL);
     }
 
     @Test
     void badInputAndPunctuationsContinue() {
         var h = handler();
-        assertThat(h.handleError(at("deletion-guard", 5), RECORD, new InvalidEventException("e1", "RunClaimed", "runId", "blank")).result())
+        assertThat(h.handleError(at("event-intake", 5), RECORD, new InvalidEventException("e1", "RunClaimed", "runId", "blank")).result())
                 .isEqualTo(Result.RESUME);
         assertThat(h.handleError(at("session-chains", -1), null, new IllegalStateException("in a punctuation")).result())
                 .isEqualTo(Result.RESUME);

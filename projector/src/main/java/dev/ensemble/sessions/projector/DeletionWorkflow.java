@@ -1,19 +1,13 @@
 package dev.ensemble.sessions.projector;
 
-import dev.ensemble.sessions.events.ComputerStatus;
-import dev.ensemble.sessions.events.EngineEvent;
 import dev.ensemble.sessions.events.Event;
-import dev.ensemble.sessions.events.RunClaimed;
 import dev.ensemble.sessions.events.SessionDeleted;
 import dev.ensemble.sessions.events.SessionDeletedOnComputer;
 import dev.ensemble.sessions.events.SessionDeletionAccepted;
 import dev.ensemble.sessions.events.SessionDeletionRequested;
 import dev.ensemble.sessions.events.SessionDeletionSkipped;
-import dev.ensemble.sessions.events.TaskChanged;
-import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.EventTypes;
 import dev.ensemble.sessions.schema.InvalidEventException;
-import dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.DeletionAuditAnswer;
@@ -21,9 +15,7 @@ import dev.ensemble.sessions.views.DeletionAuditComputer;
 import dev.ensemble.sessions.views.DeletionAuditTask;
 import dev.ensemble.sessions.views.DeletionGuardView;
 import dev.ensemble.sessions.views.DeletionState;
-import dev.ensemble.sessions.views.RunFacts;
 import dev.ensemble.sessions.views.SessionView;
-import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -35,19 +27,9 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * The deletion workflow of the guide's §6 as the single writer of each account (DESIGN.md §3 and §4): the
- * first processor every event of the log meets.
- *
- * <ol>
- *   <li>An invalid event is refused before anything changes (to the dead-letter topic); a duplicate (its
- *       eventId applied already) is dropped.</li>
- *   <li>A SessionDeletionAccepted, SessionDeletionSkipped or SessionDeleted that this projector did not
- *       decide itself is refused (dead-letter topic): decisions are made only here. The projector's own
- *       decisions come back from the log with an eventId it applied already, and are dropped as duplicates.</li>
- *   <li>Facts the rules need beyond the session chains are folded: each run's agent session ids, keepDays,
- *       nextRunAt and sourceRef; each task's newest TaskChanged; each computer's newest ComputerStatus.</li>
- *   <li>The event goes on to the session chains (and the other folds of the log, such as the corpus
- *       statistics), so an invalid event is refused once and a duplicate reaches none of them.</li>
+ * The deletion workflow of the guide's §6, run by {@link EventIntakeProcessor} (the single writer of each account)
+ * after an event has gone on to the chains:
+ * <ul>
  *   <li>A SessionDeletionRequested is decided by {@link DeletionGuard} at the earlier of its occurredAt and
  *       recordedAt, against the chains as they are at that point of the account's log. Accepted: the
  *       SessionDeletionAccepted (naming the computers, the agent and its session ids, the queued runs it
@@ -57,39 +39,27 @@ import java.util.UUID;
  *   <li>A SessionDeletedOnComputer (only from the computer it names, for an accepted request that asked
  *       it) is recorded; once every computer asked has confirmed, SessionDeleted follows. A failure is
  *       retried a day later (the retirement view says when; the cleanup asks again).</li>
- * </ol>
+ * </ul>
  * Decision events have name-based eventIds ({@link #decisionId}, {@link #deletedId}) and take their times
  * from the event that led to them, so replaying the same log decides the same and appends nothing that is
  * not a duplicate. Every request's audit record is forwarded to {@code sessions.view.deletion-audit}.
  */
-final class DeletionProcessor implements Processor<String, Event, String, Object> {
+final class DeletionWorkflow {
     /** The source of every decision the projector writes. */
     static final String SOURCE = "service:projector";
 
-    /** The node names of the projector's processors (Projector.buildTopology). */
-    static final String GUARD = "deletion-guard";
-    static final String CORPUS = "corpus-stats";
-    static final String CHAINS = "session-chains";
-    static final String RETIREMENT = "retirement";
-    static final String AUDIT_SINK = "deletion-audit-sink";
-    static final String EVENTS_SINK = "decisions-sink";
-
+    private final ProcessorContext<String, Object> context;
+    private final DeletionStores stores;
+    private final AppliedEvents applied;
     private final RetirementRules.Config config;
-    private final List<String> eventConsumers;
-    private ProcessorContext<String, Object> context;
-    private DeletionStores stores;
-    private AppliedEvents applied;
-    private KeyValueStore<String, dev.ensemble.sessions.views.RunRef> runIndex;
-    private KeyValueStore<String, DeletionAudit> audits;
+    private final KeyValueStore<String, DeletionAudit> audits;
 
-    /**
-     * @param config         the retirement rules' numbers
-     * @param eventConsumers the processors every valid, new event of the log goes on to, in order (the session
-     *                       chains first; its own decisions go to the chains alone)
-     */
-    DeletionProcessor(RetirementRules.Config config, List<String> eventConsumers) {
+    DeletionWorkflow(ProcessorContext<String, Object> context, DeletionStores stores, AppliedEvents applied, RetirementRules.Config config) {
+        this.context = context;
+        this.stores = stores;
+        this.applied = applied;
         this.config = config;
-        this.eventConsumers = List.copyOf(eventConsumers);
+        this.audits = context.getStateStore(StoreNames.DELETION_AUDIT);
     }
 
     /** The eventId of the guard's decision (accepted or skipped) on a request. */
@@ -102,105 +72,6 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         return UUID.nameUUIDFromBytes(("ensemble-projector:session-deleted:" + firstRequestId).getBytes(StandardCharsets.UTF_8)).toString();
     }
 
-    @Override
-    public void init(ProcessorContext<String, Object> context) {
-        this.context = context;
-        this.stores = new DeletionStores(context);
-        this.applied = new AppliedEvents(context);
-        this.runIndex = context.getStateStore(StoreNames.RUN_INDEX);
-        this.audits = context.getStateStore(StoreNames.DELETION_AUDIT);
-    }
-
-    @Override
-    public void process(Record<String, Event> record) {
-        Event e = record.value();
-        if (e == null) {
-            return;
-        }
-        DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, GUARD); // failed here on a bug before: dead-lettered
-        EventJson.Validation.check(e);
-        ViewBounds.event(e); // texts shortened, content lists capped, before anything keeps them; an over-long id refused
-        if (applied.contains(e)) {
-            return;
-        }
-        Object p = e.getPayload();
-        if (p instanceof SessionDeletionAccepted || p instanceof SessionDeletionSkipped || p instanceof SessionDeleted) {
-            throw new InvalidEventException(e.getEventId(), EventTypes.typeOf(e), null,
-                    "deletion decisions are made only by the projector's guard (" + SOURCE + "); this one is not its own");
-        }
-        if (p instanceof SessionDeletedOnComputer a) {
-            checkAnswer(e, a);
-        }
-        if (p instanceof RunClaimed rc) {
-            foldClaim(e, rc);
-        } else if (p instanceof EngineEvent ee) {
-            foldEngine(e, ee);
-        } else if (p instanceof TaskChanged tc) {
-            foldNewest(stores.taskStates, Keys.of(e.getAccount(), tc.getTaskId()), e);
-        } else if (p instanceof ComputerStatus cs) {
-            foldNewest(stores.computerStates, Keys.of(e.getAccount(), cs.getComputerId()), e);
-        }
-        for (String next : eventConsumers) {
-            context.forward(record, next);
-        }
-        if (p instanceof SessionDeletionRequested r) {
-            decide(record, e, r);
-        } else if (p instanceof SessionDeletedOnComputer a) {
-            answer(record, e, a);
-        } else if (p instanceof ComputerStatus cs) {
-            // every session that ran on the computer, deleted ones too: a retirement view is the rules applied to
-            // the newest facts, and it must not depend on whether a session's last change was published before or
-            // after this report (views are forwarded once per interval), or a replay would differ from the live run
-            for (String id : stores.sessionsOn(e.getAccount(), cs.getComputerId())) {
-                SessionView s = stores.session(e.getAccount(), id);
-                if (s != null) {
-                    context.forward(new Record<>(Keys.of(s.getAccount(), id), s, record.timestamp()), RETIREMENT);
-                }
-            }
-        }
-    }
-
-    // ---- facts -----------------------------------------------------------------------------------------
-
-    private void foldClaim(Event e, RunClaimed rc) {
-        String key = Keys.of(e.getAccount(), rc.getRunId());
-        if (runIndex.get(key) != null) {
-            return; // a run is claimed once; the chains ignore a second claim, and so do its facts
-        }
-        RunFacts f = stores.runFacts.get(key);
-        List<String> ids = f == null ? new ArrayList<>() : new ArrayList<>(f.getAgentSessionIds());
-        if (rc.getAgentSessionId() != null && !ids.contains(rc.getAgentSessionId())) {
-            ids.add(0, rc.getAgentSessionId());
-        }
-        stores.runFacts.put(key, RunFacts.newBuilder().setRunId(rc.getRunId()).setTaskId(rc.getTaskId()).setSourceRef(rc.getSourceRef())
-                .setKind(rc.getKind().name()).setKeepDays(rc.getKeepDays()).setNextRunAt(rc.getNextRunAt())
-                .setAgentSessionIds(ids).setClaimedAt(e.getOccurredAt()).build());
-    }
-
-    private void foldEngine(Event e, EngineEvent ee) {
-        String key = Keys.of(e.getAccount(), ee.getRunId());
-        RunFacts f = stores.runFacts.get(key);
-        if (f == null) {
-            // the run is not claimed yet (its engine event waits in the chains); keep the id for when it is
-            f = RunFacts.newBuilder().setRunId(ee.getRunId()).setKind("UNKNOWN").setClaimedAt(e.getOccurredAt())
-                    .setAgentSessionIds(new ArrayList<>()).build();
-        }
-        if (!f.getAgentSessionIds().contains(ee.getAgentSessionId())) {
-            List<String> ids = new ArrayList<>(f.getAgentSessionIds());
-            ids.add(ee.getAgentSessionId());
-            f.setAgentSessionIds(ids);
-            stores.runFacts.put(key, f);
-        }
-    }
-
-    /** Keeps the event when it is not older than the one held (out-of-order reports change nothing). */
-    private static void foldNewest(KeyValueStore<String, Event> store, String key, Event e) {
-        Event held = store.get(key);
-        if (held == null || !e.getOccurredAt().isBefore(held.getOccurredAt())) {
-            store.put(key, e);
-        }
-    }
-
     // ---- requests --------------------------------------------------------------------------------------
 
     /** The instant a request or answer counts at: the earlier of when it says it occurred and when it was recorded. */
@@ -208,7 +79,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         return e.getRecordedAt().isBefore(e.getOccurredAt()) ? e.getRecordedAt() : e.getOccurredAt();
     }
 
-    private void decide(Record<String, Event> record, Event e, SessionDeletionRequested r) {
+    void decide(Record<String, Event> record, Event e, SessionDeletionRequested r) {
         String account = e.getAccount();
         String requestId = e.getEventId();
         Instant at = effectiveTime(e);
@@ -247,7 +118,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
             append(skipped, record.timestamp());
             if (s != null) {
                 context.forward(new Record<>(Keys.of(account, s.getSessionId()), stores.session(account, s.getSessionId()),
-                        record.timestamp()), RETIREMENT);
+                        record.timestamp()), Projector.RETIREMENT);
             }
             return;
         }
@@ -282,7 +153,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         audit.setCancelledRunIds(new ArrayList<>(d.cancelRunIds()));
         putAudit(audit, record.timestamp());
         context.forward(new Record<>(Keys.of(account, s.getSessionId()), stores.session(account, s.getSessionId()),
-                record.timestamp()), RETIREMENT);
+                record.timestamp()), Projector.RETIREMENT);
         appendToLog(accepted, record.timestamp());
         if (ds.getOwedComputerIds().isEmpty()) {
             complete(account, s.getSessionId(), e, requestId, record.timestamp());
@@ -312,7 +183,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     // ---- answers ---------------------------------------------------------------------------------------
 
     /** Refuses, before anything changes, an answer that no accepted request of this projector asked for. */
-    private void checkAnswer(Event e, SessionDeletedOnComputer a) {
+    void checkAnswer(Event e, SessionDeletedOnComputer a) {
         DeletionAudit audit = audits.get(Keys.of(e.getAccount(), a.getRequestId()));
         String type = EventTypes.typeOf(e);
         if (audit == null || !"ACCEPTED".equals(audit.getDecision())) {
@@ -333,7 +204,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         }
     }
 
-    private void answer(Record<String, Event> record, Event e, SessionDeletedOnComputer a) {
+    void answer(Record<String, Event> record, Event e, SessionDeletedOnComputer a) {
         String account = e.getAccount();
         Instant at = effectiveTime(e);
         DeletionAudit audit = audits.get(Keys.of(account, a.getRequestId()));
@@ -369,7 +240,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         if (owed.isEmpty()) {
             complete(account, sessionId, e, a.getRequestId(), record.timestamp());
         } else {
-            context.forward(new Record<>(Keys.of(account, sessionId), stores.session(account, sessionId), record.timestamp()), RETIREMENT);
+            context.forward(new Record<>(Keys.of(account, sessionId), stores.session(account, sessionId), record.timestamp()), Projector.RETIREMENT);
         }
     }
 
@@ -393,7 +264,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
                 putAudit(audit, timestamp);
             }
         }
-        context.forward(new Record<>(Keys.of(account, sessionId), stores.session(account, sessionId), timestamp), RETIREMENT);
+        context.forward(new Record<>(Keys.of(account, sessionId), stores.session(account, sessionId), timestamp), Projector.RETIREMENT);
         appendToLog(deleted, timestamp);
     }
 
@@ -411,7 +282,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     private void putAudit(DeletionAudit audit, long timestamp) {
         String key = Keys.of(audit.getAccount(), audit.getRequestId());
         audits.put(key, audit);
-        context.forward(new Record<>(key, ViewBounds.audit(audit), timestamp), AUDIT_SINK);
+        context.forward(new Record<>(key, ViewBounds.audit(audit), timestamp), Projector.DELETION_AUDIT_SINK);
     }
 
     private static Event decision(String id, String account, String space, Event trigger, Object payload) {
@@ -445,7 +316,7 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
         SessionView held = sessionId == null ? null : stores.session(decision.getAccount(), sessionId);
         long sequenceBefore = held == null ? -1 : held.getSequence();
         boolean deletedBefore = held != null && held.getDeleted();
-        context.forward(new Record<>(decision.getAccount(), decision, timestamp), CHAINS);
+        context.forward(new Record<>(decision.getAccount(), decision, timestamp), Projector.SESSION_CHAINS);
         SessionView s = sessionId == null ? null : stores.session(decision.getAccount(), sessionId);
         boolean saved = s != null && (s.getSequence() > sequenceBefore || deletedBefore);
         boolean taken = applied.contains(decision)
@@ -457,6 +328,6 @@ final class DeletionProcessor implements Processor<String, Event, String, Object
     }
 
     private void appendToLog(Event decision, long timestamp) {
-        context.forward(new Record<>(decision.getAccount(), decision, timestamp), EVENTS_SINK);
+        context.forward(new Record<>(decision.getAccount(), decision, timestamp), Projector.DECISIONS_SINK);
     }
 }

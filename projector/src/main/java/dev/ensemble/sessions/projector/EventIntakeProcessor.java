@@ -1,0 +1,174 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.ComputerStatus;
+import dev.ensemble.sessions.events.EngineEvent;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.events.SessionDeleted;
+import dev.ensemble.sessions.events.SessionDeletedOnComputer;
+import dev.ensemble.sessions.events.SessionDeletionAccepted;
+import dev.ensemble.sessions.events.SessionDeletionRequested;
+import dev.ensemble.sessions.events.SessionDeletionSkipped;
+import dev.ensemble.sessions.events.TaskChanged;
+import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.EventTypes;
+import dev.ensemble.sessions.schema.InvalidEventException;
+import dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler;
+import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.views.DeletionAudit;
+import dev.ensemble.sessions.views.DeletionAuditAnswer;
+import dev.ensemble.sessions.views.DeletionAuditComputer;
+import dev.ensemble.sessions.views.DeletionAuditTask;
+import dev.ensemble.sessions.views.DeletionGuardView;
+import dev.ensemble.sessions.views.DeletionState;
+import dev.ensemble.sessions.views.RunFacts;
+import dev.ensemble.sessions.views.SessionView;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The processor every event of the log meets first (node {@link Projector#EVENT_INTAKE}), and the single writer of each
+ * account's deletion decisions (DESIGN.md §3 and §4):
+ *
+ * <ol>
+ *   <li>An invalid event is refused before anything changes (to the dead-letter topic); a duplicate (its
+ *       eventId applied already) is dropped.</li>
+ *   <li>A SessionDeletionAccepted, SessionDeletionSkipped or SessionDeleted that this projector did not
+ *       decide itself is refused (dead-letter topic): decisions are made only here. The projector's own
+ *       decisions come back from the log with an eventId it applied already, and are dropped as duplicates.
+ *       So is a SessionDeletedOnComputer that no accepted request asked for ({@link DeletionWorkflow#checkAnswer}).</li>
+ *   <li>Facts the retirement rules need beyond the session chains are folded: each run's agent session ids, keepDays,
+ *       nextRunAt and sourceRef; each task's newest TaskChanged; each computer's newest ComputerStatus.</li>
+ *   <li>The event goes on to the session chains and the corpus statistics, so an invalid event is refused once and
+ *       a duplicate reaches none of them.</li>
+ *   <li>Then the deletion workflow of the guide's §6 ({@link DeletionWorkflow}) decides a SessionDeletionRequested
+ *       (by the pure rule {@link DeletionGuard}) and records a computer's answer; a ComputerStatus sends every
+ *       session that ran on the computer to the retirement rules again.</li>
+ * </ol>
+ */
+final class EventIntakeProcessor implements Processor<String, Event, String, Object> {
+    private final RetirementRules.Config config;
+    private final List<String> eventConsumers;
+    private ProcessorContext<String, Object> context;
+    private DeletionStores stores;
+    private AppliedEvents applied;
+    private KeyValueStore<String, dev.ensemble.sessions.views.RunRef> runIndex;
+    private DeletionWorkflow deletions;
+
+    /**
+     * @param config         the retirement rules' numbers
+     * @param eventConsumers the processors every valid, new event of the log goes on to, in order (the session
+     *                       chains first; its own decisions go to the chains alone)
+     */
+    EventIntakeProcessor(RetirementRules.Config config, List<String> eventConsumers) {
+        this.config = config;
+        this.eventConsumers = List.copyOf(eventConsumers);
+    }
+
+    @Override
+    public void init(ProcessorContext<String, Object> context) {
+        this.context = context;
+        this.stores = new DeletionStores(context);
+        this.applied = new AppliedEvents(context);
+        this.runIndex = context.getStateStore(StoreNames.RUN_INDEX);
+        this.deletions = new DeletionWorkflow(context, stores, applied, config);
+    }
+
+    @Override
+    public void process(Record<String, Event> record) {
+        Event e = record.value();
+        if (e == null) {
+            return;
+        }
+        DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.EVENT_INTAKE); // failed here on a bug before: dead-lettered
+        EventJson.Validation.check(e);
+        ViewBounds.event(e); // texts shortened, content lists capped, before anything keeps them; an over-long id refused
+        if (applied.contains(e)) {
+            return;
+        }
+        Object p = e.getPayload();
+        if (p instanceof SessionDeletionAccepted || p instanceof SessionDeletionSkipped || p instanceof SessionDeleted) {
+            throw new InvalidEventException(e.getEventId(), EventTypes.typeOf(e), null,
+                    "deletion decisions are made only by the projector's guard (" + DeletionWorkflow.SOURCE + "); this one is not its own");
+        }
+        if (p instanceof SessionDeletedOnComputer a) {
+            deletions.checkAnswer(e, a);
+        }
+        if (p instanceof RunClaimed rc) {
+            foldClaim(e, rc);
+        } else if (p instanceof EngineEvent ee) {
+            foldEngine(e, ee);
+        } else if (p instanceof TaskChanged tc) {
+            foldNewest(stores.taskStates, Keys.of(e.getAccount(), tc.getTaskId()), e);
+        } else if (p instanceof ComputerStatus cs) {
+            foldNewest(stores.computerStates, Keys.of(e.getAccount(), cs.getComputerId()), e);
+        }
+        for (String next : eventConsumers) {
+            context.forward(record, next);
+        }
+        if (p instanceof SessionDeletionRequested r) {
+            deletions.decide(record, e, r);
+        } else if (p instanceof SessionDeletedOnComputer a) {
+            deletions.answer(record, e, a);
+        } else if (p instanceof ComputerStatus cs) {
+            // every session that ran on the computer, deleted ones too: a retirement view is the rules applied to
+            // the newest facts, and it must not depend on whether a session's last change was published before or
+            // after this report (views are forwarded once per interval), or a replay would differ from the live run
+            for (String id : stores.sessionsOn(e.getAccount(), cs.getComputerId())) {
+                SessionView s = stores.session(e.getAccount(), id);
+                if (s != null) {
+                    context.forward(new Record<>(Keys.of(s.getAccount(), id), s, record.timestamp()), Projector.RETIREMENT);
+                }
+            }
+        }
+    }
+
+    // ---- facts -----------------------------------------------------------------------------------------
+
+    private void foldClaim(Event e, RunClaimed rc) {
+        String key = Keys.of(e.getAccount(), rc.getRunId());
+        if (runIndex.get(key) != null) {
+            return; // a run is claimed once; the chains ignore a second claim, and so do its facts
+        }
+        RunFacts f = stores.runFacts.get(key);
+        List<String> ids = f == null ? new ArrayList<>() : new ArrayList<>(f.getAgentSessionIds());
+        if (rc.getAgentSessionId() != null && !ids.contains(rc.getAgentSessionId())) {
+            ids.add(0, rc.getAgentSessionId());
+        }
+        stores.runFacts.put(key, RunFacts.newBuilder().setRunId(rc.getRunId()).setTaskId(rc.getTaskId()).setSourceRef(rc.getSourceRef())
+                .setKind(rc.getKind().name()).setKeepDays(rc.getKeepDays()).setNextRunAt(rc.getNextRunAt())
+                .setAgentSessionIds(ids).setClaimedAt(e.getOccurredAt()).build());
+    }
+
+    private void foldEngine(Event e, EngineEvent ee) {
+        String key = Keys.of(e.getAccount(), ee.getRunId());
+        RunFacts f = stores.runFacts.get(key);
+        if (f == null) {
+            // the run is not claimed yet (its engine event waits in the chains); keep the id for when it is
+            f = RunFacts.newBuilder().setRunId(ee.getRunId()).setKind("UNKNOWN").setClaimedAt(e.getOccurredAt())
+                    .setAgentSessionIds(new ArrayList<>()).build();
+        }
+        if (!f.getAgentSessionIds().contains(ee.getAgentSessionId())) {
+            List<String> ids = new ArrayList<>(f.getAgentSessionIds());
+            ids.add(ee.getAgentSessionId());
+            f.setAgentSessionIds(ids);
+            stores.runFacts.put(key, f);
+        }
+    }
+
+    /** Keeps the event when it is not older than the one held (out-of-order reports change nothing). */
+    private static void foldNewest(KeyValueStore<String, Event> store, String key, Event e) {
+        Event held = store.get(key);
+        if (held == null || !e.getOccurredAt().isBefore(held.getOccurredAt())) {
+            store.put(key, e);
+        }
+    }
+}
