@@ -61,11 +61,12 @@ final class BenchCommand implements Callable<Integer> {
             // by the plain clients too: KafkaClients.connection); only --set's are printed
             java.util.Map<String, Object> streamsSettings = new java.util.HashMap<>(settings);
             streamsSettings.putAll(kafka.clientProperties());
+            Bench.Result live = null;
             if (replayOnly) {
                 Bench.appendOnly(kafka.bootstrapServers(), new Bench.Settings(events, accounts, partitions, streamsSettings,
                         warmupEvents), System.out);
             } else {
-                Bench.Result r = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
+                Bench.Result r = live = Bench.run(kafka.bootstrapServers(), dir.resolve("state"),
                         new Bench.Settings(events, accounts, partitions, streamsSettings, warmupEvents), System.out);
                 System.out.println();
                 System.out.println("projector settings: " + (settings.isEmpty() ? "defaults" : settings));
@@ -75,19 +76,39 @@ final class BenchCommand implements Callable<Integer> {
                 System.out.printf("| %,d | %d | %.1f | %,.0f | %d | %d | %d | %,d |%n", r.events(), partitions, r.seconds(),
                         r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
             }
+            RebuildCommand.Result rebuilt = null;
             if (recalibrateDecisions > 0) {
-                ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), streamsSettings, recalibrateDecisions,
+                rebuilt = ReplayBench.run(kafka.bootstrapServers(), dir.resolve("state"), streamsSettings, recalibrateDecisions,
                         System.out);
             }
             if (ceiling) {
                 System.out.println();
                 System.out.println("running the reference topologies over the same log …");
-                CeilingBench.run(kafka.bootstrapServers(), dir.resolve("state"), streamsSettings, System.out);
+                java.util.List<CeilingBench.Result> rows = CeilingBench.run(kafka.bootstrapServers(), dir.resolve("state"),
+                        streamsSettings, System.out);
+                if (live != null) {
+                    System.out.println();
+                    System.out.println(ratioLine(live.eventsPerSecond(), rows.get(rows.size() - 1).eventsPerSecond()));
+                }
+            }
+            if (live != null && rebuilt != null) {
+                System.out.println(rebuildLine(rebuilt.eventsPerSecond(), live.eventsPerSecond()));
             }
         } finally {
             deleteQuietly(dir);
         }
         return 0;
+    }
+
+    /** The line that compares the projector with the "store" reference topology of the same run (issue #15's figure). */
+    static String ratioLine(double projector, double store) {
+        return String.format(java.util.Locale.ROOT, "ratio: projector %,.0f events/s ÷ store reference %,.0f events/s = %.2f",
+                projector, store, projector / store);
+    }
+
+    /** The line that compares the rebuild by Kafka Streams with the live projector of the same run, per event. */
+    static String rebuildLine(double rebuild, double live) {
+        return String.format(java.util.Locale.ROOT, "rebuild ÷ live: %,.0f ÷ %,.0f events/s = %.2f", rebuild, live, rebuild / live);
     }
 
     /** A key Kafka Streams knows, or one it passes on to its clients or internal topics by prefix. */

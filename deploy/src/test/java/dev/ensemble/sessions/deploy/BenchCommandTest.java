@@ -43,8 +43,8 @@ class BenchCommandTest {
 
     /**
      * A small run end to end on a real embedded broker: the projector's row, the replay table (the rebuild by the
-     * projector, the recalibration) and the three reference topologies, each with a positive rate over every event of
-     * the log.
+     * projector, the recalibration), the three reference topologies, each with a positive rate over every event of
+     * the log, the ratio of the projector to the "store" reference and the rebuild's to the live projector's rate.
      */
     @org.junit.jupiter.api.Test
     void aSmallRunPrintsTheProjectorRowTheReplayTableAndTheReferenceTopologies() {
@@ -63,6 +63,8 @@ class BenchCommandTest {
         assertThat(out).containsPattern("\\| 4,000 \\| 2 \\| [0-9.]+ \\| [1-9][0-9,]* \\|");
         assertThat(out).containsPattern("\\| rebuild: replayed by the projector \\(reset excluded; to the last view visible\\) \\| 4,000 events \\| [0-9.]+ \\| [1-9][0-9,]* \\|");
         assertThat(out).containsPattern("\\| recalibrate \\(re-score, summary, HTML\\) \\| 1,000 decisions \\|");
+        assertThat(out).containsPattern("(?m)^ratio: projector [0-9,]+ events/s ÷ store reference [0-9,]+ events/s = [0-9]+\\.[0-9]{2}$");
+        assertThat(out).containsPattern("(?m)^rebuild ÷ live: [0-9,]+ ÷ [0-9,]+ events/s = [0-9]+\\.[0-9]{2}$");
         for (String topology : java.util.List.of("read: decode every event", "forward: decode, write every event to a topic",
                 "store: decode, one store entry per event")) {
             assertThat(out).containsPattern(java.util.regex.Pattern.quote(topology) + "[^|]*\\| (3,600|4,000) \\| [0-9.]+ \\| [1-9][0-9,]* \\|");
