@@ -7,8 +7,9 @@ import dev.ensemble.sessions.views.SessionView;
 import java.util.List;
 
 /**
- * The state the session-chain rules read and write, for one account at a time: sessions by id, the session
- * of each run, and events parked until a run they need is claimed. The projector backs it with named
+ * The state the session-chain rules read and write, for one account at a time: sessions by id (and apart, each
+ * session's fill, which engine events change), the session of each run, and events parked until a run they need is
+ * claimed. The projector backs it with named
  * RocksDB stores; tests may back it with maps.
  */
 public interface ChainState {
@@ -17,6 +18,12 @@ public interface ChainState {
 
     /** Stores the session under its account and id. */
     void putSession(SessionView session);
+
+    /** The session's fill (what its newest engine event says), or null when there is no such session. */
+    SessionFill fill(String account, String sessionId);
+
+    /** Stores the session's fill; the session counts as changed (its view is published). */
+    void putFill(String account, String sessionId, SessionFill fill);
 
     /** The run's entry, or null when the run has not been claimed (or is parked). */
     RunRef run(String account, String runId);

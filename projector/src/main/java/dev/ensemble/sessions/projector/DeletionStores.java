@@ -26,7 +26,7 @@ import java.util.Set;
  * {@link RetirementRules.Facts} of a session. Every read is of the account's own keys.
  */
 final class DeletionStores {
-    final KeyValueStore<String, SessionView> sessions;
+    final SessionStore sessions;
     final KeyValueStore<String, RunFacts> runFacts;
     final KeyValueStore<String, Event> taskStates;
     final KeyValueStore<String, Event> computerStates;
@@ -34,7 +34,7 @@ final class DeletionStores {
     final KeyValueStore<String, DeletionState> deletions;
 
     DeletionStores(ProcessingContext context) {
-        this.sessions = context.getStateStore(StoreNames.SESSION_CHAINS);
+        this.sessions = new SessionStore(context);
         this.runFacts = context.getStateStore(StoreNames.RUN_FACTS);
         this.taskStates = context.getStateStore(StoreNames.TASK_STATES);
         this.computerStates = context.getStateStore(StoreNames.COMPUTER_STATES);
@@ -43,7 +43,7 @@ final class DeletionStores {
     }
 
     SessionView session(String account, String sessionId) {
-        return sessions.get(Keys.of(account, sessionId));
+        return sessions.get(account, sessionId);
     }
 
     DeletionState deletion(String account, String sessionId) {

@@ -174,6 +174,7 @@ public final class Projector implements AutoCloseable {
             new StoreSpec(StoreNames.RUN_EVENT_IDS, AppliedEvents.RunEventIds.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
             new StoreSpec(StoreNames.SESSION_CHAINS, AvroSerde.of(SessionView.class), false,
                     List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
+            new StoreSpec(StoreNames.SESSION_FILLS, SessionFill.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.RUN_INDEX, AvroSerde.of(RunRef.class), false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
             new StoreSpec(StoreNames.TASK_SESSIONS, Serdes.String(), false, List.of(SESSION_CHAINS)),
             new StoreSpec(StoreNames.PENDING_VIEWS, Serdes.Long(), true, List.of(SESSION_CHAINS)),

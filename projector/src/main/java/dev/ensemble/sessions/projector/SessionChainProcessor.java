@@ -32,7 +32,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     private ProcessorContext<String, SessionView> context;
     private AppliedEvents applied;
-    private KeyValueStore<String, SessionView> sessions;
+    private SessionStore sessions;
     private KeyValueStore<String, RunRef> runs;
     private KeyValueStore<String, ParkedEvents> parked;
     private KeyValueStore<String, String> taskSessions;
@@ -45,7 +45,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     public void init(ProcessorContext<String, SessionView> context) {
         this.context = context;
         this.applied = new AppliedEvents(context);
-        this.sessions = context.getStateStore(StoreNames.SESSION_CHAINS);
+        this.sessions = new SessionStore(context);
         this.runs = context.getStateStore(StoreNames.RUN_INDEX);
         this.parked = context.getStateStore(StoreNames.PARKED_RUNS);
         this.taskSessions = context.getStateStore(StoreNames.TASK_SESSIONS);
@@ -86,12 +86,23 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     @Override
     public SessionView session(String account, String sessionId) {
-        return sessions.get(Keys.of(account, sessionId));
+        return sessions.get(account, sessionId);
     }
 
     @Override
     public void putSession(SessionView session) {
-        sessions.put(Keys.of(session.getAccount(), session.getSessionId()), ViewBounds.stored(session));
+        sessions.put(ViewBounds.stored(session));
+    }
+
+    @Override
+    public SessionFill fill(String account, String sessionId) {
+        return sessions.fill(account, sessionId);
+    }
+
+    @Override
+    public void putFill(String account, String sessionId, SessionFill fill) {
+        sessions.putFill(account, sessionId, fill);
+        pending.put(Keys.of(account, sessionId), timestamp);
     }
 
     @Override

@@ -53,7 +53,8 @@ import java.util.function.Consumer;
  * A parked run never makes a session of its own, so a parent that arrives late cannot leave one chain split
  * in two, and no view ever shows a guess.
  *
- * <p>Every change raises the session's {@code sequence} by one and is passed to {@code emit}.
+ * <p>Every change raises the session's {@code sequence} by one and is passed to {@code emit}; an engine event's
+ * change is its fill's ({@link ChainState#putFill}, which counts it and marks the session changed).
  */
 public final class SessionChainRules {
     private SessionChainRules() {
@@ -367,29 +368,24 @@ public final class SessionChainRules {
         }
     }
 
+    /**
+     * An engine event changes only the session's fill ({@link SessionFill}: agent session id, context, model, time),
+     * stored apart from its runs and tasks: the whole view is assembled when it is read or published.
+     */
     private static void engine(Event e, EngineEvent ee, ChainState state, Consumer<SessionView> emit) {
         RunRef ref = state.run(e.getAccount(), ee.getRunId());
         if (ref == null) {
             state.park(e.getAccount(), ee.getRunId(), e);
             return;
         }
-        SessionView s = state.session(e.getAccount(), ref.getSessionId());
+        SessionFill held = state.fill(e.getAccount(), ref.getSessionId());
         Instant at = e.getOccurredAt();
-        if (s.getAgentSessionAt() != null && at.isBefore(s.getAgentSessionAt())) {
+        if (held.agentSessionAt() != null && at.isBefore(held.agentSessionAt())) {
             return; // not the newest engine event
         }
-        s.setAgentSessionId(ee.getAgentSessionId());
-        s.setAgentSessionAt(at);
-        s.setContextUsed(ee.getContextUsed());
-        s.setContextSize(ee.getContextSize());
-        Long used = ee.getContextUsed();
-        Long size = ee.getContextSize();
-        s.setFill(used != null && size != null && size > 0 ? (double) used / size : null);
-        if (ee.getModel() != null) {
-            s.setModel(ee.getModel());
-        }
-        touch(s, at);
-        save(s, state, emit);
+        Instant lastActive = held.lastActiveAt() != null && held.lastActiveAt().isAfter(at) ? held.lastActiveAt() : at;
+        state.putFill(e.getAccount(), ref.getSessionId(), new SessionFill(ee.getAgentSessionId(), at, ee.getContextUsed(),
+                ee.getContextSize(), ee.getModel() != null ? ee.getModel() : held.model(), lastActive, held.changes() + 1));
     }
 
     private static void touch(SessionView s, Instant at) {

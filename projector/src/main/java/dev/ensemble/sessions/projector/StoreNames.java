@@ -9,8 +9,16 @@ public final class StoreNames {
     public static final String EVENT_IDS = "event-ids";
     /** {@code <account>/<runId>} → the eventIds applied for the run (its claim, status reports, engine events), one per line. */
     public static final String RUN_EVENT_IDS = "run-event-ids";
-    /** {@code <account>/<sessionId>} → SessionView. */
+    /**
+     * {@code <account>/<sessionId>} → SessionView as the chains last wrote it (its runs, tasks, status); its sequence
+     * leaves out the engine events counted in its fill ({@code SessionStore}).
+     */
     public static final String SESSION_CHAINS = "session-chains";
+    /**
+     * {@code <account>/<sessionId>} → SessionFill (hand-encoded, about 100 bytes): the newest engine event's agent
+     * session id, context used and size, model and time, and how many engine events changed the session.
+     */
+    public static final String SESSION_FILLS = "session-fills";
     /** {@code <account>/<sessionId>} → the record time of its last change: sessions whose view is still to be forwarded. */
     public static final String PENDING_VIEWS = "pending-views";
     /** {@code <account>/<computerId>} → its newest document's sequence: rarity tables still to be published. */

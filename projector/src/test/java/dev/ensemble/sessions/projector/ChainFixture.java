@@ -77,8 +77,11 @@ final class ChainFixture implements AutoCloseable {
         return latest.get(Keys.of(ACCOUNT, id));
     }
 
-    KeyValueStore<String, SessionView> store() {
-        return driver.getKeyValueStore(StoreNames.SESSION_CHAINS);
+    /** The session's whole view as the projector's state holds it now (published or not), or null. */
+    SessionView stored(String key) {
+        KeyValueStore<String, SessionView> views = driver.getKeyValueStore(StoreNames.SESSION_CHAINS);
+        KeyValueStore<String, SessionFill> fills = driver.getKeyValueStore(StoreNames.SESSION_FILLS);
+        return new SessionStore(views, fills).get(key);
     }
 
     @Override

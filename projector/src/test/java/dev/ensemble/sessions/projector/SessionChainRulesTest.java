@@ -195,7 +195,7 @@ class SessionChainRulesTest {
                 f.given(claim, report, claim);
                 assertThat(f.emitted).isEqualTo(before);
                 assertThat(f.session("job-1").getSequence()).isEqualTo(seq);
-                assertThat(f.store().get("acct-ana/job-1").getRuns()).hasSize(1);
+                assertThat(f.stored("acct-ana/job-1").getRuns()).hasSize(1);
             }
         }
 

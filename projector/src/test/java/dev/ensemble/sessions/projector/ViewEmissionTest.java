@@ -24,7 +24,7 @@ class ViewEmissionTest {
                 f.events.pipeInput(e.getAccount(), e);
             }
             assertThat(f.views.readKeyValuesToList()).as("nothing is forwarded before the interval has passed").isEmpty();
-            assertThat(f.store().get("acct-ana/job-1").getFill()).as("the store has every change at once").isEqualTo(0.25);
+            assertThat(f.stored("acct-ana/job-1").getFill()).as("the store has every change at once").isEqualTo(0.25);
 
             f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
             var out = f.views.readKeyValuesToList();
@@ -56,7 +56,7 @@ class ViewEmissionTest {
     /** Pipes {@code n} engine events of job-1 (claimed first, once) whose records were appended {@code appendedAgo} ago. */
     private static void backlog(ChainFixture f, int n, java.time.Duration appendedAgo, long used) {
         java.time.Instant appended = java.time.Instant.now().minus(appendedAgo);
-        if (f.store().get("acct-ana/job-1") == null) {
+        if (f.stored("acct-ana/job-1") == null) {
             var c = claimed("job-1", null, "Rank the results", 0);
             f.events.pipeInput(c.getAccount(), c, appended);
         }
