@@ -166,19 +166,78 @@ final class AppliedEvents {
             return true;
         }
 
-        /** The store's serde: ids joined by '\n' (an eventId holds no line break: {@code EventJson.Validation}). */
+        /** The first byte of the binary form ({@link #SERDE}); the text form of earlier stores starts with an id's character. */
+        static final byte BINARY = 0;
+
+        /**
+         * The store's serde: {@link #BINARY}, then per id in arrival order a UUID's two longs after a 0 byte, or another
+         * id's UTF-8 bytes after a 1 byte and their length (int). Reads the text form of earlier stores too (ids joined
+         * by '\n'; an eventId holds no line break: {@code EventJson.Validation}).
+         */
         static final Serde<RunEventIds> SERDE = Serdes.serdeFrom(
-                (Serializer<RunEventIds>) (topic, v) -> v == null ? null : String.join("\n", v.ids()).getBytes(StandardCharsets.UTF_8),
-                (Deserializer<RunEventIds>) (topic, bytes) -> {
-                    if (bytes == null) {
-                        return null;
+                (Serializer<RunEventIds>) (topic, v) -> v == null ? null : v.encode(),
+                (Deserializer<RunEventIds>) (topic, bytes) -> bytes == null ? null : decode(bytes));
+
+        private byte[] encode() {
+            int n = 1;
+            for (int i = 0; i < size; i++) {
+                String o = other == null ? null : other[i];
+                n += o == null ? 17 : 5 + o.getBytes(StandardCharsets.UTF_8).length;
+            }
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(n).put(BINARY);
+            for (int i = 0; i < size; i++) {
+                String o = other == null ? null : other[i];
+                if (o == null) {
+                    b.put((byte) 0).putLong(bits[2 * i]).putLong(bits[2 * i + 1]);
+                } else {
+                    byte[] u = o.getBytes(StandardCharsets.UTF_8);
+                    b.put((byte) 1).putInt(u.length).put(u);
+                }
+            }
+            return b.array();
+        }
+
+        private static RunEventIds decode(byte[] bytes) {
+            RunEventIds v = new RunEventIds();
+            if (bytes.length > 0 && bytes[0] == BINARY) {
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes, 1, bytes.length - 1);
+                while (b.hasRemaining()) {
+                    if (b.get() == 0) {
+                        v.append(b.getLong(), b.getLong(), null);
+                    } else {
+                        byte[] u = new byte[b.getInt()];
+                        b.get(u);
+                        v.append(0, 0, new String(u, StandardCharsets.UTF_8));
                     }
-                    RunEventIds v = new RunEventIds();
-                    String text = new String(bytes, StandardCharsets.UTF_8);
-                    if (!text.isEmpty()) {
-                        for (String id : text.split("\n", -1)) v.add(id);
-                    }
-                    return v;
-                });
+                }
+                return v;
+            }
+            String text = new String(bytes, StandardCharsets.UTF_8);
+            if (!text.isEmpty()) {
+                for (String id : text.split("\n", -1)) v.add(id);
+            }
+            return v;
+        }
+
+        /** Appends an id read from the store (held once there already): a UUID's two longs, or {@code id} when not null. */
+        private void append(long hi, long lo, String id) {
+            if (2 * size == bits.length) {
+                bits = java.util.Arrays.copyOf(bits, bits.length * 2);
+                if (other != null) other = java.util.Arrays.copyOf(other, bits.length / 2);
+            }
+            if (id == null) {
+                bits[2 * size] = hi;
+                bits[2 * size + 1] = lo;
+            } else {
+                if (other == null) other = new String[bits.length / 2];
+                other[size] = id;
+            }
+            size++;
+            if (index != null) {
+                index.add(id != null ? id : new java.util.UUID(hi, lo).toString());
+            } else if (size > INDEXED_FROM) {
+                index = new java.util.HashSet<>(ids());
+            }
+        }
     }
 }
