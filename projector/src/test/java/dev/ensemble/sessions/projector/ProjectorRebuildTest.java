@@ -51,8 +51,8 @@ class ProjectorRebuildTest {
             // live
             try (Projector p = new Projector(cluster.bootstrapServers(), state, 1, fast)) {
                 p.start();
-                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
-                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(600), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(300))).isTrue();
             }
             Map<String, Object> live = latest(cluster.bootstrapServers(), Map.of());
             assertThat(live.keySet()).anyMatch(k -> k.startsWith(Topics.SESSIONS_VIEW.name())).anyMatch(k -> k.startsWith(Topics.CORPUS_VIEW.name()))
@@ -66,8 +66,8 @@ class ProjectorRebuildTest {
             assertThat(ProjectorRebuild.reset(cluster.bootstrapServers(), state)).as("the history and the guard's decisions").isGreaterThan(events);
             try (Projector p = new Projector(cluster.bootstrapServers(), state, 1, fast)) {
                 p.start();
-                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(120), n -> { })).isTrue();
-                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(600), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(300))).isTrue();
             }
             assertSameViews("rebuild", live, latest(cluster.bootstrapServers(), mark));
 
@@ -78,7 +78,7 @@ class ProjectorRebuildTest {
                     "-cp", System.getProperty("java.class.path"), RebuildChild.class.getName(), cluster.bootstrapServers(), state.toString())
                     .redirectErrorStream(true).redirectOutput(state.resolveSibling(state.getFileName() + "-child.log").toFile()).start();
             AtomicLong processed = new AtomicLong();
-            long until = System.currentTimeMillis() + 120_000;
+            long until = System.currentTimeMillis() + 600_000;
             while (processed.get() < events / 5 && System.currentTimeMillis() < until && child.isAlive()) {
                 ProjectorRebuild.awaitCaughtUp(admin, Duration.ZERO, processed::set);
                 Thread.sleep(50);
@@ -87,8 +87,8 @@ class ProjectorRebuildTest {
             assertThat(processed.get()).as("killed mid-replay").isBetween((long) events / 5, (long) events - 1);
             try (Projector p = new Projector(cluster.bootstrapServers(), state, 1, fast)) {
                 p.start();
-                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(180), n -> { })).isTrue();
-                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(60))).isTrue();
+                assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(600), n -> { })).isTrue();
+                assertThat(ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofSeconds(300))).isTrue();
             }
             assertSameViews("rebuild killed and started again", live, latest(cluster.bootstrapServers(), mark2));
         }
