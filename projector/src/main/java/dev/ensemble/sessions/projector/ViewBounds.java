@@ -3,6 +3,7 @@ package dev.ensemble.sessions.projector;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.EventTypes;
 import dev.ensemble.sessions.schema.InvalidEventException;
+import dev.ensemble.sessions.schema.Limits;
 import dev.ensemble.sessions.views.CorpusView;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.RetirementView;
@@ -61,8 +62,11 @@ public final class ViewBounds {
     public static final int LONG_TEXT_CHARS = 4_000;
     /** Folders and file paths, chars. */
     public static final int PATH_CHARS = 1_000;
-    /** The longest id (event, account, run, task, session, computer, request...), chars; a longer one refuses its event. */
-    public static final int ID_CHARS = 512;
+    /**
+     * The longest id (event, account, run, task, session, computer, request...), chars, as the intake's limit
+     * ({@link Limits#MAX_ID_CHARS}); a longer one refuses its event.
+     */
+    public static final int ID_CHARS = Limits.MAX_ID_CHARS;
     /** A session view's runs. */
     public static final int RUNS = 100;
     /** A session view's tasks. */

@@ -115,8 +115,17 @@ class PoisonEventTest {
                         .containsEntry("tasks.facts.linkedTaskIds", (ViewBounds.EVENT_LIST_FACTOR - 1) * ViewBounds.LINKED_TASKS);
 
                 // 2. a session whose bounded view outgrows the topic's 32 KiB: dead-lettered with its reason
+                // (about 4.3 KB a task: six fit, and are published; the 8th and later make it too large)
                 String previous = null;
-                for (int i = 0; i < 10; i++) { // over 32 KiB from the 8th task on
+                for (int i = 0; i < 10; i++) {
+                    if (i == 6) {
+                        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                        while (System.nanoTime() < until && (seen.get(Keys.of(POISONED, "long-0")) == null
+                                || seen.get(Keys.of(POISONED, "long-0")).getRuns().size() < 6)) {
+                            awaitView(views, seen, "none", Duration.ofMillis(200));
+                        }
+                        assertThat(seen.get(Keys.of(POISONED, "long-0")).getRuns()).as("six tasks fit in 32 KiB").hasSize(6);
+                    }
                     String run = "long-" + i;
                     append(log, claim(POISONED, run, previous, "Step " + i + " " + random(40), random(ViewBounds.LONG_TEXT_CHARS)));
                     previous = run;
