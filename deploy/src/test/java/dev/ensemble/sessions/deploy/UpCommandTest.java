@@ -177,7 +177,7 @@ class UpCommandTest {
         }
         Path data = dir.resolve("data");
         java.util.List<String> args = java.util.List.of("--claude-dir", claude.toString(), "--codex-dir", codex.toString(),
-                "--poll-seconds", "3600");
+                "--poll-seconds", "3600", "--account", "acct-up");
         String first = runUp(dir, data, "first", args, () -> {
             com.fasterxml.jackson.databind.JsonNode endpoints = DataDir.JSON.readTree(data.resolve("endpoints.json").toFile());
             String bootstrap = endpoints.path("bootstrapServers").asText();
@@ -195,6 +195,17 @@ class UpCommandTest {
                 if (sessions == 0) Thread.sleep(500);
             }
             assertThat(sessions).as("sessions listed over HTTP").isPositive();
+            // an event posted over HTTP goes through the gateway's own (transactional) producers to the log
+            String event = "{\"eventId\":\"f0000000-0000-0000-0000-0000000000a1\",\"type\":\"ComputerStatus\",\"account\":\"acct-up\","
+                    + "\"space\":\"local:pc\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"computer:pc\","
+                    + "\"payload\":{\"computerId\":\"pc\",\"online\":true}}";
+            java.net.http.HttpResponse<String> posted = http.send(java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create(endpoints.path("http").asText() + "/api/events"))
+                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                    .timeout(java.time.Duration.ofSeconds(90))
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(event)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(posted.statusCode()).as(posted.body()).isEqualTo(200);
+            assertThat(DataDir.JSON.readTree(posted.body()).path("accepted").asInt()).as(posted.body()).isEqualTo(1);
 
             // a plain consumer reads nothing of the event log; the example consumer with the credentials file reads it
             java.util.List<Object> plain = new java.util.ArrayList<>();
