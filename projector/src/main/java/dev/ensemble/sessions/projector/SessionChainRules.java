@@ -41,7 +41,12 @@ import java.util.function.Consumer;
  *   <li>One turn at a time: a run claimed while another run of the session is going (working, waiting or
  *       queued) is queued.</li>
  *   <li>Status: working if a run is working, else waiting, else queued, else idle. Resumable unless the
- *       session is deleted or being deleted, or no agent session id is known yet.</li>
+ *       session is deleted or being deleted, its agent's transcript is gone, or no agent session id is known
+ *       yet.</li>
+ *   <li>Gone: an engine event with {@code transcriptGone} (the computer found the agent's transcript deleted
+ *       outside the system) marks the session gone and not resumable; nothing else changes (its runs, fill and
+ *       agent session id stay).</li>
+ *   <li>Folders: the session's folder is its first run's; {@code folders} gathers every folder its runs name.</li>
  *   <li>"First" and "latest" follow the events' own times and the chain's order, never arrival order: the first
  *       and latest task are those of the first and last run in the chain's order ({@link #chainOrder}); the latest
  *       report (the session's and each task's) is that of the run whose end occurred last; last active is the
@@ -152,6 +157,7 @@ public final class SessionChainRules {
         if (session.getFolder() == null) {
             session.setFolder(rc.getFolder());
         }
+        addFolders(session, rc);
         if (session.getAgentSessionId() == null && rc.getAgentSessionId() != null) {
             session.setAgentSessionId(rc.getAgentSessionId());
         }
@@ -372,11 +378,33 @@ public final class SessionChainRules {
      * An engine event changes only the session's fill ({@link SessionFill}: agent session id, context, model, time),
      * stored apart from its runs and tasks: the whole view is assembled when it is read or published.
      */
+    /** The claim's folder and folders join the session's folders (first seen first, each once). */
+    private static void addFolders(SessionView session, RunClaimed rc) {
+        Set<String> folders = new LinkedHashSet<>(session.getFolders());
+        if (session.getFolder() != null) {
+            folders.add(session.getFolder());
+        }
+        folders.addAll(rc.getFolders());
+        if (rc.getFolder() != null) {
+            folders.add(rc.getFolder());
+        }
+        session.setFolders(new ArrayList<>(folders));
+    }
+
     private static void engine(Event e, EngineEvent ee, ChainState state, Consumer<SessionView> emit) {
         RunRef ref = state.run(e.getAccount(), ee.getRunId());
         if (ref == null) {
             state.park(e.getAccount(), ee.getRunId(), e);
             return;
+        }
+        if (ee.getTranscriptGone()) {
+            SessionView s = state.session(e.getAccount(), ref.getSessionId());
+            if (!s.getGone()) {
+                s.setGone(true);
+                s.setGoneAt(e.getOccurredAt());
+                save(s, state, emit);
+            }
+            return; // not a report of the context: the fill, model and agent session id stay
         }
         SessionFill held = state.fill(e.getAccount(), ref.getSessionId());
         Instant at = e.getOccurredAt();
@@ -396,7 +424,7 @@ public final class SessionChainRules {
 
     private static void save(SessionView s, ChainState state, Consumer<SessionView> emit) {
         s.setStatus(statusOf(s.getRuns()));
-        s.setResumable(!s.getDeleted() && !s.getDeleting() && s.getAgentSessionId() != null);
+        s.setResumable(!s.getDeleted() && !s.getDeleting() && !s.getGone() && s.getAgentSessionId() != null);
         s.setSequence(s.getSequence() + 1);
         state.putSession(s);
         emit.accept(s);

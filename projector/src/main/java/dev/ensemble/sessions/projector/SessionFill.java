@@ -56,7 +56,7 @@ public record SessionFill(String agentSessionId, Instant agentSessionAt, Long co
         if (lastActiveAt != null && lastActiveAt.isAfter(stored.getLastActiveAt())) {
             stored.setLastActiveAt(lastActiveAt);
         }
-        stored.setResumable(!stored.getDeleted() && !stored.getDeleting() && stored.getAgentSessionId() != null);
+        stored.setResumable(!stored.getDeleted() && !stored.getDeleting() && !stored.getGone() && stored.getAgentSessionId() != null);
         stored.setSequence(stored.getSequence() + changes);
         return stored;
     }

@@ -1,0 +1,196 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.events.EngineEvent;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.events.RunKind;
+import dev.ensemble.sessions.events.RunStatus;
+import dev.ensemble.sessions.events.RunStatusChanged;
+import dev.ensemble.sessions.events.SessionDeletionAccepted;
+import dev.ensemble.sessions.views.RunRef;
+import dev.ensemble.sessions.views.SessionStatus;
+import dev.ensemble.sessions.views.SessionView;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The pure rules ({@link SessionChainRules}) for a transcript gone from the computer's disk (an engine event with
+ * {@code transcriptGone}) and for the folders of a session, as a table: events in, then the view's resumable,
+ * gone, status, runs and fill.
+ */
+class SessionGoneRulesTest {
+    static final String ACCOUNT = "ana";
+    static final Instant T0 = Instant.parse("2026-11-02T09:00:00Z");
+    static final String RUN = "claude-code:s1";
+
+    static Stream<Arguments> table() {
+        return Stream.of(
+                // events                                                   resumable gone  status   runs fill
+                Arguments.of("claimed, engine", List.of(claim(RUN, null, "/a", 0), engine(1, false)), true, false, SessionStatus.WORKING, 1, 0.25),
+                Arguments.of("claimed, engine, done, gone", List.of(claim(RUN, null, "/a", 0), engine(1, false), done(2), engine(3, true)),
+                        false, true, SessionStatus.IDLE, 1, 0.25),
+                Arguments.of("gone before any engine report keeps the fill unknown",
+                        List.of(claim(RUN, null, "/a", 0), engine(3, true)), false, true, SessionStatus.WORKING, 1, null),
+                Arguments.of("a newer engine report after gone does not make it resumable again",
+                        List.of(claim(RUN, null, "/a", 0), engine(3, true), engine(4, false)), false, true, SessionStatus.WORKING, 1, 0.25),
+                Arguments.of("a later run's claim keeps it gone; the runs stay",
+                        List.of(claim(RUN, null, "/a", 0), engine(1, false), done(2), engine(3, true), claim(RUN + ":2", RUN, "/a", 4)),
+                        false, true, SessionStatus.WORKING, 2, 0.25),
+                Arguments.of("gone and being deleted: not resumable",
+                        List.of(claim(RUN, null, "/a", 0), engine(1, false), engine(3, true), accepted(4)), false, true, SessionStatus.WORKING, 1, 0.25));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("table")
+    void goneFromDisk(String name, List<Event> events, boolean resumable, boolean gone, SessionStatus status, int runs, Double fill) {
+        MapState state = new MapState();
+        List<SessionView> emitted = new ArrayList<>();
+        events.forEach(e -> SessionChainRules.apply(e, state, emitted::add));
+        SessionView s = state.view(RUN);
+        assertThat(s.getResumable()).as("resumable").isEqualTo(resumable);
+        assertThat(s.getGone()).as("gone").isEqualTo(gone);
+        assertThat(s.getGoneAt()).as("goneAt").isEqualTo(gone ? T0.plusSeconds(180) : null);
+        assertThat(s.getStatus()).as("status").isEqualTo(status);
+        assertThat(s.getRuns()).as("runs").hasSize(runs);
+        assertThat(s.getFill()).as("fill").isEqualTo(fill);
+        assertThat(s.getAgentSessionId()).isEqualTo("s1");
+    }
+
+    @Test
+    void aSecondGoneReportChangesNothing() {
+        MapState state = new MapState();
+        List<SessionView> emitted = new ArrayList<>();
+        for (Event e : List.of(claim(RUN, null, "/a", 0), engine(1, false), engine(3, true))) {
+            SessionChainRules.apply(e, state, emitted::add);
+        }
+        int before = emitted.size();
+        SessionChainRules.apply(engine(5, true), state, emitted::add);
+        assertThat(emitted).hasSize(before);
+        assertThat(state.view(RUN).getGoneAt()).isEqualTo(T0.plusSeconds(180));
+    }
+
+    @Test
+    void theSessionKeepsEveryFolderItsRunsNamedTheFirstFirst() {
+        MapState state = new MapState();
+        List<SessionView> emitted = new ArrayList<>();
+        RunClaimed second = (RunClaimed) claim(RUN + ":2", RUN, "/b", 2).getPayload();
+        second.setFolders(List.of("/a", "/b", "/c"));
+        for (Event e : List.of(claim(RUN, null, "/a", 0), event(second, 2))) {
+            SessionChainRules.apply(e, state, emitted::add);
+        }
+        SessionView s = state.view(RUN);
+        assertThat(s.getFolder()).isEqualTo("/a");
+        assertThat(s.getFolders()).containsExactly("/a", "/b", "/c");
+    }
+
+    static Event claim(String runId, String continueFrom, String folder, int minute) {
+        return event(RunClaimed.newBuilder().setRunId(runId).setComputerId("laptop").setAgent("claude-code")
+                .setFolder(folder).setKind(RunKind.TERMINAL_CHAT).setContinueFromJobId(continueFrom)
+                .setAgentSessionId("s1").build(), minute);
+    }
+
+    static Event engine(int minute, boolean gone) {
+        EngineEvent.Builder b = EngineEvent.newBuilder().setRunId(RUN).setAgentSessionId("s1").setTranscriptGone(gone);
+        if (!gone) {
+            b.setContextUsed(50_000L).setContextSize(200_000L);
+        }
+        return event(b.build(), minute);
+    }
+
+    static Event done(int minute) {
+        return event(RunStatusChanged.newBuilder().setRunId(RUN).setStatus(RunStatus.DONE).build(), minute);
+    }
+
+    static Event accepted(int minute) {
+        return event(SessionDeletionAccepted.newBuilder().setSessionId(RUN).setRequestId("r1").setRunIds(List.of(RUN))
+                .setComputerIds(List.of("laptop")).build(), minute);
+    }
+
+    static Event event(Object payload, int minute) {
+        Instant at = T0.plusSeconds(60L * minute);
+        return Event.newBuilder().setEventId(UUID.randomUUID().toString()).setAccount(ACCOUNT).setSpace("local:laptop")
+                .setSource("computer:laptop").setOccurredAt(at).setRecordedAt(at).setPayload(payload).build();
+    }
+
+    /** The chain state in maps. */
+    static final class MapState implements ChainState {
+        final Map<String, SessionView> sessions = new HashMap<>();
+        final Map<String, SessionFill> fills = new HashMap<>();
+
+        /** The session's whole view, as published: the chain's record with its fill over it. */
+        SessionView view(String sessionId) {
+            SessionView stored = SessionView.newBuilder(sessions.get(sessionId)).build();
+            SessionFill f = fills.get(sessionId);
+            return f == null ? stored : f.applyTo(stored);
+        }
+
+        @Override
+        public SessionFill fill(String account, String sessionId) {
+            SessionView s = sessions.get(sessionId);
+            return s == null ? null : fills.getOrDefault(sessionId, SessionFill.of(s));
+        }
+
+        @Override
+        public void putFill(String account, String sessionId, SessionFill fill) {
+            fills.put(sessionId, fill);
+        }
+        final Map<String, RunRef> runs = new HashMap<>();
+        final Map<String, Set<String>> tasks = new HashMap<>();
+        final Map<String, List<Event>> parked = new HashMap<>();
+
+        @Override
+        public SessionView session(String account, String sessionId) {
+            return sessions.get(sessionId);
+        }
+
+        @Override
+        public void putSession(SessionView session) {
+            sessions.put(session.getSessionId(), session);
+        }
+
+        @Override
+        public RunRef run(String account, String runId) {
+            return runs.get(runId);
+        }
+
+        @Override
+        public void putRun(String account, RunRef ref) {
+            runs.put(ref.getRunId(), ref);
+        }
+
+        @Override
+        public Set<String> sessionsOfTask(String account, String taskId) {
+            return tasks.getOrDefault(taskId, Set.of());
+        }
+
+        @Override
+        public void addSessionOfTask(String account, String taskId, String sessionId) {
+            tasks.computeIfAbsent(taskId, k -> new LinkedHashSet<>()).add(sessionId);
+        }
+
+        @Override
+        public void park(String account, String awaitedRunId, Event event) {
+            parked.computeIfAbsent(awaitedRunId, k -> new ArrayList<>()).add(event);
+        }
+
+        @Override
+        public List<Event> unpark(String account, String awaitedRunId) {
+            List<Event> l = parked.remove(awaitedRunId);
+            return l == null ? List.of() : l;
+        }
+    }
+}
