@@ -15,10 +15,14 @@ import java.util.Set;
  * <ul>
  *   <li>The session is {@code session_meta.id}; its folder the newest {@code cwd} (session_meta, turn_context);
  *       its model the newest {@code turn_context.model}.</li>
- *   <li>A real prompt is a {@code response_item} message of role user that is not one of the messages Codex
- *       writes itself: {@code <environment_context>}, {@code <user_instructions>}, the AGENTS.md instructions
- *       ({@code # AGENTS.md instructions for ...}), {@code <turn_aborted>}, {@code <user_shell_command>}. (The
- *       {@code user_message} event repeats it and is not counted again.)</li>
+ *   <li>A real prompt is a {@code user_message} event (Codex Desktop writes only that), or, in rollouts without
+ *       those events, a {@code response_item} message of role user; never one of the messages Codex writes
+ *       itself: {@code <environment_context>}, {@code <user_instructions>}, the AGENTS.md instructions
+ *       ({@code # AGENTS.md instructions for ...}), {@code <turn_aborted>}, {@code <user_shell_command>}. Its
+ *       text is the person's request: a Desktop or IDE wrapper ({@code # Files mentioned by the user:} ...
+ *       {@code ## My request for Codex:}) is taken off.</li>
+ *   <li>A fork ({@code session_meta.forked_from_id}) continues that session ({@code continuesSessionOf}); the
+ *       parent's prompts it replays at its start are not its runs.</li>
  *   <li>Each {@code token_count} event with non-null {@code info} is one reply: {@code total_token_usage} is
  *       cumulative, so the fill is {@code last_token_usage.input_tokens} over {@code model_context_window}; the
  *       run's tokens add {@code last_token_usage} input and output tokens.</li>
@@ -41,8 +45,53 @@ final class CodexParser extends SessionParser {
             "# AGENTS.md instructions for ", "<turn_aborted>", "<user_shell_command>");
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
+    /** The text Codex Desktop and IDE wrappers put before the person's own request. */
+    static final List<String> REQUEST_WRAPPERS = List.of("# Files mentioned by the user:", "# Context from my IDE setup:");
+    static final String REQUEST_MARKER = "## My request for Codex:";
+
+    /** The prompts of a Codex session by its id, in order (for a fork, its parent's); empty when not found. */
+    private final java.util.function.Function<String, List<String>> promptsOf;
+
     CodexParser(SessionState state, EventFactory events, String fallbackSessionId, long fallbackAt) {
+        this(state, events, fallbackSessionId, fallbackAt, id -> List.of());
+    }
+
+    CodexParser(SessionState state, EventFactory events, String fallbackSessionId, long fallbackAt,
+                java.util.function.Function<String, List<String>> promptsOf) {
         super(AGENT, state, events, fallbackSessionId, fallbackAt);
+        this.promptsOf = promptsOf;
+    }
+
+    /** The person's own request inside a wrapped prompt ({@code # Files mentioned by the user: ... ## My request for Codex:}). */
+    static String request(String text) {
+        String stripped = text.strip();
+        for (String wrapper : REQUEST_WRAPPERS) {
+            if (stripped.startsWith(wrapper)) {
+                int at = stripped.lastIndexOf(REQUEST_MARKER);
+                return at < 0 ? text : stripped.substring(at + REQUEST_MARKER.length()).strip();
+            }
+        }
+        return text;
+    }
+
+    /**
+     * A person's prompt: a run, unless it is one of the parent's prompts a fork replays at its start (matched in
+     * order; the first prompt that differs ends the replay).
+     */
+    private void personPrompt(String text, long at, boolean image) {
+        if (s.replayed != null && !s.replayed.isEmpty()) {
+            if (s.replayed.get(0).equals(text)) {
+                s.replayed.remove(0);
+                return;
+            }
+            s.replayed.clear();
+        }
+        prompt(String.valueOf(s.prompts + 1), at, request(text), image, s.cwd);
+    }
+
+    @Override
+    String continuesSessionOf() {
+        return s.forkedFrom;
     }
 
     /** Whether a parsed line is one of a Codex rollout's lines (current or early format). */
@@ -74,9 +123,11 @@ final class CodexParser extends SessionParser {
         if (type == null && line.has("id") && !line.has("record_type")) {
             type = "session_meta"; // early format: the first line is the session
             payload = line;
+            s.bare = true;
         } else if (type != null && BARE_ITEMS.contains(type) && !line.has("payload")) {
             type = "response_item";
             payload = line;
+            s.bare = true;
         } else if (type == null) {
             return; // early format's {"record_type": "state"} lines
         }
@@ -84,13 +135,18 @@ final class CodexParser extends SessionParser {
             return; // a sub-agent's thread: nothing in it is this computer's session
         }
         long at = time(line);
+        boolean userMessage = "event_msg".equals(type) && "user_message".equals(text(payload, "type"));
+        if (s.command != null && !userMessage) {
+            // a user message item no user_message event followed (rollouts before those events): the prompt
+            ImportState.Command c = s.command;
+            s.command = null;
+            personPrompt(c.text, c.at, c.image);
+        }
         switch (type) {
             case "session_meta" -> sessionMeta(payload);
             case "turn_context" -> {
                 String cwd = text(payload, "cwd");
-                if (cwd != null && !cwd.isBlank()) {
-                    s.cwd = cwd;
-                }
+                cwd(cwd);
                 model(text(payload, "model"));
             }
             case "event_msg" -> event(payload, at, lineNo);
@@ -109,8 +165,11 @@ final class CodexParser extends SessionParser {
             return; // a later session_meta names the session this one was forked from
         }
         String cwd = text(meta, "cwd");
-        if (cwd != null && !cwd.isBlank()) {
-            s.cwd = cwd;
+        cwd(cwd);
+        String forkedFrom = text(meta, "forked_from_id");
+        if (forkedFrom != null && !forkedFrom.isBlank() && s.forkedFrom == null && s.prompts == 0) {
+            s.forkedFrom = forkedFrom;
+            s.replayed = new ArrayList<>(promptsOf.apply(forkedFrom));
         }
         JsonNode source = meta.get("source");
         if (source != null && source.isObject() && source.has("subagent")) {
@@ -156,7 +215,19 @@ final class CodexParser extends SessionParser {
                 assistantText(text(p, "message"));
             }
             case "user_message" -> {
-                // repeats the prompt's response_item
+                if (s.bare) {
+                    return; // the early format's prompts are its user message items
+                }
+                long when = s.command != null ? s.command.at : at; // the user message item it repeats, if any
+                s.command = null;
+                String text = text(p, "message");
+                boolean image = p.path("images").size() > 0 || p.path("local_images").size() > 0;
+                text = text == null ? "" : text;
+                String stripped = text.strip();
+                if (stripped.isEmpty() && !image || NOT_PROMPTS.stream().anyMatch(stripped::startsWith)) {
+                    return;
+                }
+                personPrompt(text, when, image);
             }
             default -> touch(at);
         }
@@ -173,7 +244,17 @@ final class CodexParser extends SessionParser {
                 if (stripped.isEmpty() && !image || NOT_PROMPTS.stream().anyMatch(stripped::startsWith)) {
                     return;
                 }
-                prompt(String.valueOf(s.prompts + 1), at, text, image, s.cwd);
+                if (s.bare) {
+                    personPrompt(text, at, image);
+                } else {
+                    // the prompt is the user_message event that follows (Codex Desktop writes only that); a rollout
+                    // written before those events has none, and the next line makes this the prompt
+                    ImportState.Command c = new ImportState.Command();
+                    c.at = at;
+                    c.text = text;
+                    c.image = image;
+                    s.command = c;
+                }
                 return;
             }
             if (!"assistant".equals(role)) {

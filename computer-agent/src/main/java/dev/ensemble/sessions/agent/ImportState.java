@@ -109,6 +109,18 @@ final class ImportState {
         public String sessionId;
         /** The working folder, from the newest line that carries one. */
         public String cwd;
+        /** Every working folder the lines named, the first first. */
+        public List<String> folders = new ArrayList<>();
+        /** Keys of the prompts claimed (agents that may write a message again under the same id: Gemini CLI). */
+        public List<String> promptKeys = new ArrayList<>();
+        /** The newest context reading the agent reported on its own (Copilot {@code session.usage_info}). */
+        public Long lastUsed;
+        /** Codex: the session this rollout was forked from ({@code session_meta.forked_from_id}). */
+        public String forkedFrom;
+        /** Codex: the parent's prompts a fork replays at its start and that are not yet matched. */
+        public List<String> replayed;
+        /** Codex: the early format (bare items, no event_msg lines): prompts are the user message items. */
+        public boolean bare;
         /** The newest model seen (reply or turn context), and the context window known for it (tokens). */
         public String model;
         public Long window;
@@ -137,9 +149,10 @@ final class ImportState {
     static final class Command {
         public String key;
         public long at;
-        /** {@code /name args}. */
+        /** {@code /name args} (Claude Code), or a Codex user message item waiting for its user_message event. */
         public String text;
         public String cwd;
+        public boolean image;
     }
 
     /** The turn of the newest run. */

@@ -18,9 +18,109 @@ import java.util.stream.Collectors;
  *                     "not a transcript", "sub-agent transcript", "unreadable: ...") and single lines of a file that
  *                     was read ("malformed line N: ..."); a malformed line never stops the import
  */
-public record ImportSummary(int sessions, int runs, int engineEvents, int events, int filesRead, List<Skip> skipped) {
+public record ImportSummary(int sessions, int runs, int engineEvents, int events, int filesRead, List<Skip> skipped,
+                            int idleClosed, int gone, List<Store> stores) {
     public ImportSummary {
         skipped = List.copyOf(skipped);
+        stores = List.copyOf(stores);
+    }
+
+    /** A summary without idle closes, gone transcripts or per-store figures. */
+    public ImportSummary(int sessions, int runs, int engineEvents, int events, int filesRead, List<Skip> skipped) {
+        this(sessions, runs, engineEvents, events, filesRead, skipped, 0, 0, List.of());
+    }
+
+    /**
+     * What one agent store held and what this import took from it.
+     */
+    public static final class Store {
+        private final String agent;
+        private final Path root;
+        boolean present;
+        int transcripts;
+        int read;
+        int sessions;
+        int runs;
+        int idleClosed;
+        String unreadable;
+
+        Store(String agent, Path root) {
+            this.agent = agent;
+            this.root = root;
+        }
+
+        Store done() {
+            return this;
+        }
+
+        /** The agent's standard name ({@code claude-code}, {@code gemini-cli}, ...). */
+        public String agent() {
+            return agent;
+        }
+
+        /** The store folder. */
+        public Path root() {
+            return root;
+        }
+
+        /** Whether the folder exists. */
+        public boolean present() {
+            return present;
+        }
+
+        /** Agent sessions found in it (sub-agents' transcripts not counted). */
+        public int transcripts() {
+            return transcripts;
+        }
+
+        /** Transcripts read this time (new or changed). */
+        public int read() {
+            return read;
+        }
+
+        /** Sessions that got new events this time. */
+        public int sessions() {
+            return sessions;
+        }
+
+        /** Runs claimed this time. */
+        public int runs() {
+            return runs;
+        }
+
+        /** Sessions whose open run was closed by the 30-minute rule this time. */
+        public int idleClosed() {
+            return idleClosed;
+        }
+
+        /** Why the store could not be read, or null. */
+        public String unreadable() {
+            return unreadable;
+        }
+
+        /**
+         * One line, e.g. {@code Gemini CLI (/home/ana/.gemini): 2 sessions, imported 2 (6 runs)} or
+         * {@code OpenCode (/home/ana/.local/share/opencode): unreadable: database is locked}.
+         */
+        @Override
+        public String toString() {
+            StringBuilder b = new StringBuilder(AgentStores.displayName(agent)).append(" (").append(root).append("): ");
+            if (unreadable != null) {
+                return b.append("unreadable: ").append(unreadable).toString();
+            }
+            if (!present) {
+                return b.append("not found").toString();
+            }
+            b.append(plural(transcripts, "session"));
+            if (read > 0 || sessions > 0) {
+                b.append(", imported ").append(sessions).append(" (").append(plural(runs, "new run")).append(')');
+            }
+            if (idleClosed > 0) {
+                b.append(", ").append(idleClosed).append(idleClosed == 1 ? " run" : " runs")
+                        .append(" marked done after 30 minutes without change");
+            }
+            return b.toString();
+        }
     }
 
     /**
@@ -69,6 +169,17 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
      */
     @Override
     public String toString() {
+        if (sessions == 0 && runs == 0 && filesRead == 0 && (idleClosed > 0 || gone > 0)) {
+            // nothing imported: say what happened instead of "imported 30 sessions, 0 runs ... from 0 files"
+            List<String> parts = new java.util.ArrayList<>();
+            if (idleClosed > 0) {
+                parts.add(plural(idleClosed, "run") + " marked done after 30 minutes without change");
+            }
+            if (gone > 0) {
+                parts.add(plural(gone, "session") + " whose transcript is gone from disk marked gone");
+            }
+            return String.join("; ", parts);
+        }
         StringBuilder b = new StringBuilder("imported ")
                 .append(plural(sessions, "session")).append(", ")
                 .append(plural(runs, "run")).append(", ")
@@ -85,7 +196,18 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
         if (!lines.isEmpty()) {
             b.append("; ").append(plural(lines.size(), "malformed line")).append(" skipped");
         }
+        if (idleClosed > 0) {
+            b.append("; ").append(plural(idleClosed, "run")).append(" marked done after 30 minutes without change");
+        }
+        if (gone > 0) {
+            b.append("; ").append(plural(gone, "session")).append(" whose transcript is gone from disk marked gone");
+        }
         return b.toString();
+    }
+
+    /** One line per agent store: what it held and what was imported from it, or why it could not be read. */
+    public List<String> storeLines() {
+        return stores.stream().map(Store::toString).toList();
     }
 
     private static String plural(long n, String what) {

@@ -84,6 +84,17 @@ abstract class SessionParser {
         return s.sessionId != null ? s.sessionId : fallbackSessionId;
     }
 
+    /** A working folder named by a line: the newest, and one of the session's folders. */
+    void cwd(String cwd) {
+        if (cwd == null || cwd.isBlank()) {
+            return;
+        }
+        s.cwd = cwd;
+        if (!s.folders.contains(cwd)) {
+            s.folders.add(cwd);
+        }
+    }
+
     /** A line's time (epoch ms) from its ISO-8601 {@code timestamp}; a line without one has the previous line's. */
     long time(JsonNode line) {
         JsonNode ts = line.get("timestamp");
@@ -127,6 +138,8 @@ abstract class SessionParser {
         p.text = text;
         p.image = image;
         p.folder = folder != null ? folder : s.cwd;
+        cwd(p.folder);
+        p.folders = List.copyOf(s.folders);
         if (s.prompts == 1) {
             s.firstRunId = runId;
             s.firstPromptAt = at;
@@ -181,6 +194,7 @@ abstract class SessionParser {
                 .setModel(model)
                 .setContextWindow(windowForClaim(model))
                 .setFolder(p.folder)
+                .setFolders(p.folders)
                 .setFolderKind(FolderKind.LOCAL)
                 .setKind(RunKind.TERMINAL_CHAT)
                 .setContinueFromJobId(p.previousRunId)
@@ -326,5 +340,6 @@ abstract class SessionParser {
         String text;
         boolean image;
         String folder;
+        List<String> folders;
     }
 }

@@ -104,11 +104,24 @@ public final class StoreImporter {
      * @throws RuntimeException whatever the sink throws; the state is then kept as of the last flush
      * @throws UncheckedIOException when the state file cannot be written
      */
-    public synchronized ImportSummary importAll(List<Path> claudeDirs, List<Path> codexDirs, EventSink sink) {
+    public ImportSummary importAll(List<Path> claudeDirs, List<Path> codexDirs, EventSink sink) {
+        return importStores(AgentStores.of(claudeDirs, codexDirs), sink);
+    }
+
+    /**
+     * Imports every agent session in {@code stores} (missing folders hold nothing), oldest first, sends the new
+     * events to {@code sink}, flushes it and saves the state. A transcript that was imported and is gone from
+     * disk since (its store still there) gets one engine event with {@code transcriptGone}.
+     *
+     * @return what was imported and skipped, and per store what it held
+     * @throws RuntimeException whatever the sink throws; the state is then kept as of the last flush
+     * @throws UncheckedIOException when the state file cannot be written
+     */
+    public synchronized ImportSummary importStores(AgentStores stores, EventSink sink) {
         ImportState st = loadState();
         try {
             Pass pass = new Pass(st, sink);
-            ImportSummary summary = pass.run(claudeDirs, codexDirs);
+            ImportSummary summary = pass.run(stores);
             progress.onDone(summary);
             return summary;
         } catch (RuntimeException | Error e) {
@@ -129,10 +142,42 @@ public final class StoreImporter {
         return state;
     }
 
-    /** One transcript found on disk. */
-    private record Candidate(Path path, String agent, boolean subAgent, long size, long mtime) {
+    /** How a transcript is read. */
+    enum Format {
+        /** One JSON object a line, read from the offset of the last complete line. */
+        LINES,
+        /** Gemini CLI's older single JSON document: its header, then each message, as records. */
+        GEMINI_JSON,
+        /** One session of OpenCode's opencode.db: its messages (with their parts) as records. */
+        OPENCODE_DB,
+        /** One session of OpenCode's older storage/ layout: its messages (with their parts) as records. */
+        OPENCODE_STORAGE
+    }
+
+    /**
+     * One agent session's transcript found on disk.
+     *
+     * @param root   the store folder it was found under
+     * @param size   bytes (for records: the number of messages)
+     * @param mtime  epoch ms of the newest change
+     * @param id     the session id when the store names it outside the file (OpenCode, Cursor), else null
+     * @param folder the working folder when the store names it outside the lines (Gemini, OpenCode, Cursor)
+     * @param model  the model when the store names it outside the lines (Cursor's store.db)
+     * @param skip   why it is not read (a sub-agent's, migrated), or null
+     */
+    record Candidate(Path path, Path root, String agent, boolean subAgent, long size, long mtime, Format format,
+                             String id, String folder, String model, String skip) {
+        Candidate(Path path, Path root, String agent, boolean subAgent, long size, long mtime) {
+            this(path, root, agent, subAgent, size, mtime, Format.LINES, null, null, null, null);
+        }
+
         String key() {
-            return path.toAbsolutePath().normalize().toString();
+            String file = path.toAbsolutePath().normalize().toString();
+            return format == Format.OPENCODE_DB ? file + "#" + id : file;
+        }
+
+        Candidate with(Format f, String id, String folder, String model) {
+            return new Candidate(path, root, agent, subAgent, size, mtime, f, id, folder, model, skip);
         }
     }
 
@@ -150,19 +195,39 @@ public final class StoreImporter {
         private boolean dirty;
         private int filesSinceCheckpoint;
         private long bytesSinceCheckpoint;
+        private int idleClosed;
+        private int gone;
+        private final Map<String, ImportSummary.Store> stores = new java.util.LinkedHashMap<>();
+        /** Store folders that could not be read this time: their transcripts are not taken for gone. */
+        private final Set<String> unreadableRoots = new HashSet<>();
+        private final List<Candidate> found = new ArrayList<>();
 
         Pass(ImportState st, EventSink sink) {
             this.st = st;
             this.sink = sink;
         }
 
-        ImportSummary run(List<Path> claudeDirs, List<Path> codexDirs) {
-            List<Candidate> found = new ArrayList<>();
-            for (Path dir : claudeDirs) {
-                discover(dir, ClaudeParser.AGENT, found);
-            }
-            for (Path dir : codexDirs) {
-                discover(dir, CodexParser.AGENT, found);
+        ImportSummary run(AgentStores agentStores) {
+            for (Map.Entry<String, Path> store : agentStores.all()) {
+                String agent = store.getKey();
+                Path root = store.getValue();
+                ImportSummary.Store report = store(agent, root);
+                int before = found.size();
+                int skippedBefore = skipped.size();
+                try {
+                    AgentDiscovery.discover(agent, root, found, skipped);
+                } catch (IOException | RuntimeException e) {
+                    unreadableRoots.add(rootKey(root));
+                    report.unreadable = firstLine(e.getMessage() == null ? e.toString() : e.getMessage());
+                }
+                report.present = Files.isDirectory(root);
+                report.transcripts = (int) found.subList(before, found.size()).stream().filter(c -> !c.subAgent()).count();
+                for (Skip k : skipped.subList(skippedBefore, skipped.size())) {
+                    if (k.reason().startsWith("unreadable") && k.file().equals(root)) {
+                        unreadableRoots.add(rootKey(root));
+                        report.unreadable = k.reason().substring(k.reason().indexOf(':') + 1).strip();
+                    }
+                }
             }
             found.sort(Comparator.comparingLong(Candidate::mtime).thenComparing(c -> c.path().toString()));
 
@@ -179,7 +244,9 @@ public final class StoreImporter {
 
             long idleBefore = config.clock().millis() - IDLE.toMillis();
             for (Candidate c : found) {
-                if (c.subAgent()) {
+                if (c.skip() != null) {
+                    skipped.add(new Skip(c.path(), c.skip()));
+                } else if (c.subAgent()) {
                     skipped.add(new Skip(c.path(), "sub-agent transcript"));
                 } else if (unchanged(c)) {
                     skipped.add(new Skip(c.path(), "unchanged"));
@@ -189,12 +256,17 @@ public final class StoreImporter {
                 }
                 checkpointIfDue();
             }
-            forgetVanished(claudeDirs, codexDirs, found);
+            forgetVanished(agentStores);
             if (dirty) {
                 sink.flush();
                 st.save(config.stateFile());
             }
-            return new ImportSummary(sessions.size(), runs, engineEvents, sent, filesRead, skipped);
+            return new ImportSummary(sessions.size(), runs, engineEvents, sent, filesRead, skipped, idleClosed, gone,
+                    stores.values().stream().map(ImportSummary.Store::done).toList());
+        }
+
+        private ImportSummary.Store store(String agent, Path root) {
+            return stores.computeIfAbsent(agent + " " + rootKey(root), k -> new ImportSummary.Store(agent, root));
         }
 
         private boolean unchanged(Candidate c) {
@@ -211,7 +283,16 @@ public final class StoreImporter {
             FileState copy = MAPPER.convertValue(fs, FileState.class);
             SessionParser parser = parser(c, copy);
             parser.finish(true);
-            send(parser);
+            for (Event e : parser.events()) {
+                sink.accept(e);
+                sent++;
+                if (e.getPayload() instanceof dev.ensemble.sessions.events.RunStatusChanged) {
+                    idleClosed++;
+                } else if (e.getPayload() instanceof EngineEvent) {
+                    engineEvents++;
+                }
+            }
+            store(c.agent(), c.root()).idleClosed += parser.events().isEmpty() ? 0 : 1;
             st.files.put(c.key(), copy);
             dirty = true;
         }
@@ -229,7 +310,20 @@ public final class StoreImporter {
             SessionParser parser = parser(c, fs);
             List<Skip> malformed = new ArrayList<>();
             try {
-                if (parser instanceof ClaudeParser claude && fs.session.prompts == 0) {
+                if (c.format() != Format.LINES) {
+                    List<JsonNode> records = AgentDiscovery.records(c.format(), c.path(), c.id());
+                    int i = (int) Math.min(fs.lines, records.size());
+                    for (; i < records.size(); i++) {
+                        JsonNode r = records.get(i);
+                        if (!AgentDiscovery.complete(c.format(), r, i == records.size() - 1, c.mtime() < idleBefore)) {
+                            break; // a message still being written: read it when it is done
+                        }
+                        parser.line(r, i + 1L);
+                    }
+                    fs.lines = i;
+                    fs.offset = c.size();
+                    from = 0;
+                } else if (parser instanceof ClaudeParser claude && fs.session.prompts == 0) {
                     readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
                         if (bytes.length > 0 && new String(bytes, StandardCharsets.UTF_8).contains("\"leafUuid\"")) {
                             JsonNode n = parse(bytes);
@@ -239,6 +333,7 @@ public final class StoreImporter {
                         }
                     });
                 }
+                if (c.format() == Format.LINES) {
                 long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
                     if (isBlank(bytes)) {
                         return;
@@ -258,6 +353,7 @@ public final class StoreImporter {
                 });
                 fs.offset = end[0];
                 fs.lines = end[1];
+                }
             } catch (IOException | UncheckedIOException e) {
                 skipped.add(new Skip(c.path(), "unreadable: " + e.getMessage()));
                 return;
@@ -267,15 +363,22 @@ public final class StoreImporter {
             fs.mtime = c.mtime();
             st.files.put(c.key(), fs);
             dirty = true;
-            long readBytes = fs.offset - from;
+            long readBytes = c.format() == Format.LINES ? fs.offset - from : 0;
             filesSinceCheckpoint++;
             bytesSinceCheckpoint += readBytes;
+            ImportSummary.Store report = store(c.agent(), c.root());
             if (!fs.session.recognized) {
                 skipped.add(new Skip(c.path(), fs.lines == 0 ? "no complete line yet" : "not a transcript"));
             } else if (fs.session.subAgent || (fs.session.prompts == 0 && fs.session.sidechainSeen && fs.session.sessionId == null)) {
                 skipped.add(new Skip(c.path(), "sub-agent transcript"));
             } else {
+                int runsBefore = runs;
+                if (!parser.events().isEmpty()) {
+                    report.sessions++;
+                }
                 send(parser);
+                report.runs += runs - runsBefore;
+                report.read++;
                 filesRead++;
                 skipped.addAll(malformed);
             }
@@ -283,8 +386,28 @@ public final class StoreImporter {
         }
 
         private SessionParser parser(Candidate c, FileState fs) {
-            if (CodexParser.AGENT.equals(c.agent())) {
-                return new CodexParser(fs.session, events, codexSessionId(c.path()), c.mtime());
+            switch (c.agent()) {
+                case CodexParser.AGENT -> {
+                    return new CodexParser(fs.session, events, codexSessionId(c.path()), c.mtime(), this::codexPrompts);
+                }
+                case GeminiParser.AGENT -> {
+                    return new GeminiParser(fs.session, events, c.id(), c.mtime(), c.folder());
+                }
+                case CopilotParser.AGENT -> {
+                    return new CopilotParser(fs.session, events, c.id(), c.mtime(), c.folder());
+                }
+                case QwenParser.AGENT -> {
+                    return new QwenParser(fs.session, events, stem(c.path()), c.mtime());
+                }
+                case CursorParser.AGENT -> {
+                    return new CursorParser(fs.session, events, c.id(), c.mtime(), c.folder(), c.model());
+                }
+                case OpenCodeParser.AGENT -> {
+                    return new OpenCodeParser(fs.session, events, c.id(), c.mtime(), c.folder());
+                }
+                default -> {
+                    // Claude Code, below
+                }
             }
             Path dir = c.path().getParent();
             return new ClaudeParser(fs.session, events, stem(c.path()), c.mtime(),
@@ -313,18 +436,67 @@ public final class StoreImporter {
             }
         }
 
-        /** Drops the state of transcripts under the imported folders that are gone. */
-        private void forgetVanished(List<Path> claudeDirs, List<Path> codexDirs, List<Candidate> found) {
+        /**
+         * Drops the state of transcripts under the imported folders that are gone; a session imported from one
+         * (its store folder still there and readable) gets one engine event saying its transcript is gone: the
+         * agent can no longer resume it (guide section 1, "A session that no longer exists").
+         */
+        private void forgetVanished(AgentStores agentStores) {
             Set<String> present = new HashSet<>();
             found.forEach(c -> present.add(c.key()));
             List<String> roots = new ArrayList<>();
-            claudeDirs.forEach(d -> roots.add(d.toAbsolutePath().normalize().toString()));
-            codexDirs.forEach(d -> roots.add(d.toAbsolutePath().normalize().toString()));
-            // Deletion seam: a transcript gone from disk is forgotten here; reporting a session deleted in the
-            // agent's own app (guide section 1, "A session that no longer exists") is not done yet.
-            boolean removed = st.files.keySet().removeIf(k -> !present.contains(k)
-                    && roots.stream().anyMatch(r -> k.startsWith(r + File.separator)));
-            dirty |= removed;
+            agentStores.all().forEach(e -> roots.add(rootKey(e.getValue())));
+            List<String> vanished = new ArrayList<>();
+            for (String k : st.files.keySet()) {
+                if (!present.contains(k) && roots.stream().anyMatch(r -> k.startsWith(r + File.separator))) {
+                    String root = roots.stream().filter(r -> k.startsWith(r + File.separator)).findFirst().orElseThrow();
+                    if (!unreadableRoots.contains(root) && Files.isDirectory(Path.of(root))) {
+                        vanished.add(k);
+                    }
+                }
+            }
+            for (String k : vanished) {
+                FileState fs = st.files.remove(k);
+                dirty = true;
+                ImportState.SessionState ss = fs.session;
+                if (!ss.recognized || ss.subAgent || ss.firstRunId == null || ss.sessionId == null) {
+                    continue;
+                }
+                Event e = events.event(fs.agent + "/" + ss.sessionId + "/transcript/gone", config.clock().instant(),
+                        EngineEvent.newBuilder().setRunId(ss.firstRunId).setAgentSessionId(ss.sessionId)
+                                .setContextUsed(null).setContextSize(null).setModel(ss.model).setTranscriptGone(true).build());
+                sink.accept(e);
+                sent++;
+                gone++;
+            }
+        }
+
+        /** The prompts of the Codex session {@code id} (a fork's parent), from its rollout among those found. */
+        private List<String> codexPrompts(String id) {
+            for (Candidate c : found) {
+                if (CodexParser.AGENT.equals(c.agent()) && id.equals(codexSessionId(c.path()))) {
+                    List<String> prompts = new ArrayList<>();
+                    try {
+                        readLines(c.path(), 0, c.size(), 0, (bytes, lineNo) -> {
+                            if (!new String(bytes, StandardCharsets.UTF_8).contains("\"user_message\"")) {
+                                return;
+                            }
+                            JsonNode n = parse(bytes);
+                            JsonNode p = n == null ? null : n.path("payload");
+                            if (p != null && "user_message".equals(SessionParser.text(p, "type"))) {
+                                String t = SessionParser.text(p, "message");
+                                if (t != null && !t.isBlank()) {
+                                    prompts.add(t);
+                                }
+                            }
+                        });
+                    } catch (IOException | UncheckedIOException e) {
+                        log.warn("cannot read {} to find the prompts a fork replays: {}", c.path(), e.getMessage());
+                    }
+                    return prompts;
+                }
+            }
+            return List.of();
         }
 
         /** Message uuid to session id, over the main transcripts of one Claude Code project folder. */
@@ -359,54 +531,15 @@ public final class StoreImporter {
             }
             return index;
         }
+    }
 
-        private void discover(Path root, String agent, List<Candidate> found) {
-            if (!Files.isDirectory(root)) {
-                return;
-            }
-            boolean claude = ClaudeParser.AGENT.equals(agent);
-            try {
-                Files.walkFileTree(root, EnumSet.noneOf(FileVisitOption.class), claude ? 4 : 8,
-                        new SimpleFileVisitor<>() {
-                            @Override
-                            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                                String name = file.getFileName().toString();
-                                if (!name.endsWith(".jsonl") || (!claude && !name.startsWith("rollout-"))) {
-                                    return FileVisitResult.CONTINUE;
-                                }
-                                if (attrs.isSymbolicLink()) {
-                                    try {
-                                        attrs = Files.readAttributes(file, BasicFileAttributes.class);
-                                    } catch (IOException e) {
-                                        skipped.add(new Skip(file, "unreadable: " + e));
-                                        return FileVisitResult.CONTINUE;
-                                    }
-                                }
-                                if (!attrs.isRegularFile()) {
-                                    return FileVisitResult.CONTINUE;
-                                }
-                                boolean subAgent = claude && (name.startsWith("agent-")
-                                        || root.relativize(file).toString().contains("subagents"));
-                                found.add(new Candidate(file, agent, subAgent, attrs.size(),
-                                        attrs.lastModifiedTime().toMillis()));
-                                return FileVisitResult.CONTINUE;
-                            }
-
-                            @Override
-                            public FileVisitResult visitFileFailed(Path file, IOException e) {
-                                skipped.add(new Skip(file, "unreadable: " + e.getMessage()));
-                                return FileVisitResult.CONTINUE;
-                            }
-                        });
-            } catch (IOException e) {
-                skipped.add(new Skip(root, "unreadable: " + e.getMessage()));
-            }
-        }
+    static String rootKey(Path root) {
+        return root.toAbsolutePath().normalize().toString();
     }
 
     /** Receives one complete line (without its line end) and its number, counted from 1. */
     @FunctionalInterface
-    private interface LineConsumer {
+    interface LineConsumer {
         void accept(byte[] line, long lineNo);
     }
 
@@ -416,7 +549,7 @@ public final class StoreImporter {
      *
      * @return {offset just after the last complete line, line count}
      */
-    private static long[] readLines(Path file, long from, long to, long linesBefore, LineConsumer consumer) throws IOException {
+    static long[] readLines(Path file, long from, long to, long linesBefore, LineConsumer consumer) throws IOException {
         long consumed = from;
         long lineNo = linesBefore;
         try (SeekableByteChannel ch = Files.newByteChannel(file, StandardOpenOption.READ)) {
@@ -450,7 +583,7 @@ public final class StoreImporter {
         return new long[] {consumed, lineNo};
     }
 
-    private static JsonNode parse(byte[] bytes) {
+    static JsonNode parse(byte[] bytes) {
         try {
             return MAPPER.readTree(bytes);
         } catch (IOException e) {
@@ -467,7 +600,7 @@ public final class StoreImporter {
         return true;
     }
 
-    private static String firstLine(String s) {
+    static String firstLine(String s) {
         if (s == null) {
             return "not JSON";
         }
@@ -475,13 +608,13 @@ public final class StoreImporter {
         return nl < 0 ? s : s.substring(0, nl);
     }
 
-    private static String stem(Path file) {
+    static String stem(Path file) {
         String name = file.getFileName().toString();
         return name.endsWith(".jsonl") ? name.substring(0, name.length() - ".jsonl".length()) : name;
     }
 
     /** A rollout's session id from its name ({@code rollout-<time>-<uuid>.jsonl}), or the name. */
-    private static String codexSessionId(Path file) {
+    static String codexSessionId(Path file) {
         String stem = stem(file);
         Matcher m = UUID_AT_END.matcher(stem);
         return m.find() ? m.group(1) : stem;

@@ -86,7 +86,7 @@ final class Stores {
     /** Sets every file's modification time. */
     void touchAll(Instant at) {
         try (Stream<Path> files = Files.walk(home)) {
-            for (Path f : files.filter(Files::isRegularFile).filter(p -> p.toString().endsWith(".jsonl")).toList()) {
+            for (Path f : files.filter(Files::isRegularFile).filter(p -> !p.toString().endsWith("import-state.json")).toList()) {
                 Files.setLastModifiedTime(f, FileTime.from(at));
             }
         } catch (IOException e) {
@@ -115,6 +115,33 @@ final class Stores {
         ListSink sink = new ListSink();
         ImportSummary summary = importer.importAll(List.of(claude), List.of(codex), sink);
         return new Imported(summary, sink.events);
+    }
+
+    /** Every agent's store under this home, as the agents lay them out. */
+    AgentStores agentStores() {
+        return AgentStores.underHome(home);
+    }
+
+    /** Imports every agent's store under this home into a fresh list. */
+    Imported importStores(StoreImporter importer) {
+        ListSink sink = new ListSink();
+        ImportSummary summary = importer.importStores(agentStores(), sink);
+        return new Imported(summary, sink.events);
+    }
+
+    /**
+     * Copies the shared agent stores ({@code ../shared/data/agent-stores}) into this home as on a computer:
+     * {@code .claude}, {@code .codex}, {@code .gemini}, {@code .copilot}, {@code .local/share/opencode}, {@code .qwen},
+     * {@code .cursor}.
+     */
+    void copyAgentStores(Path data) {
+        copyTree(data.resolve("claude"), home.resolve(".claude"));
+        copyTree(data.resolve("codex"), home.resolve(".codex"));
+        copyTree(data.resolve("gemini"), home.resolve(".gemini"));
+        copyTree(data.resolve("copilot"), home.resolve(".copilot"));
+        copyTree(data.resolve("opencode"), home.resolve(".local/share/opencode"));
+        copyTree(data.resolve("qwen"), home.resolve(".qwen"));
+        copyTree(data.resolve("cursor"), home.resolve(".cursor"));
     }
 
     Path claudeFile(String folder, String name) {

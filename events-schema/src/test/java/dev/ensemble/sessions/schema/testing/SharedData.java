@@ -28,9 +28,16 @@ public final class SharedData {
         return p == null ? Paths.get("").toAbsolutePath() : p;
     }
 
-    /** {@code <project root>/../shared/<relative>}, which may not exist. */
+    /**
+     * {@code <project root>/../shared/<relative>}, which may not exist; for a checkout one folder deeper (a git
+     * worktree such as {@code /work/wt/<branch>} beside {@code /work/main}), {@code <project root>/../../shared}
+     * when only that one exists.
+     */
     public static Path path(String relative) {
-        return projectRoot().resolve("../shared").resolve(relative).normalize();
+        Path beside = projectRoot().resolve("../shared").normalize();
+        Path above = projectRoot().resolve("../../shared").normalize();
+        Path shared = !Files.isDirectory(beside) && Files.isDirectory(above) ? above : beside;
+        return shared.resolve(relative).normalize();
     }
 
     /** The path, or the test is skipped with a message naming what is missing. */

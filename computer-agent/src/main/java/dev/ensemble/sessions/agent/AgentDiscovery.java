@@ -1,0 +1,543 @@
+package dev.ensemble.sessions.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.ensemble.sessions.agent.ImportSummary.Skip;
+import dev.ensemble.sessions.agent.StoreImporter.Candidate;
+import dev.ensemble.sessions.agent.StoreImporter.Format;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileVisitOption;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.sqlite.SQLiteConfig;
+
+/**
+ * Where each agent keeps its sessions, and how its non-line stores are read as records (see each parser for
+ * what a line or record means):
+ *
+ * <ul>
+ *   <li>Claude Code {@code projects/<folder>/<id>.jsonl}; Codex {@code sessions/YYYY/MM/DD/rollout-*.jsonl};</li>
+ *   <li>Gemini CLI {@code tmp/<project>/chats/session-*.json[l]} (the folder from {@code projects.json},
+ *       {@code .project_root}, or the sha256 {@code projectHash} of a known path; a {@code .json} that Gemini
+ *       migrated to a {@code .jsonl} of the same name is skipped; {@code chats/<parent>/} holds sub-agents);</li>
+ *   <li>Copilot CLI {@code session-state/<id>/events.jsonl} (folder fallback: {@code workspace.yaml}'s cwd) and
+ *       {@code session-state/<id>.jsonl};</li>
+ *   <li>OpenCode {@code opencode.db} (one candidate per session row; child sessions are sub-agents) and
+ *       {@code storage/session/<project>/<id>.json};</li>
+ *   <li>Qwen Code {@code projects/<project>/chats/<id>.jsonl};</li>
+ *   <li>Cursor {@code projects/<p>/agent-transcripts/<id>/<id>.jsonl} ({@code subagents/} are sub-agents); the
+ *       folder is the project name decoded ({@code /} written as {@code -}) in the way whose md5 names the chat
+ *       folder {@code chats/<md5>/<id>/store.db}, whose {@code meta} gives the model.</li>
+ * </ul>
+ *
+ * SQLite databases are opened read-only with a short busy timeout, one query at a time, so the agent's own
+ * writes are never held up.
+ */
+final class AgentDiscovery {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final int BUSY_TIMEOUT_MS = 2_000;
+
+    private AgentDiscovery() {
+    }
+
+    /**
+     * Adds the transcripts of {@code agent} under {@code root} to {@code found}; files it cannot look at go to
+     * {@code skipped}.
+     *
+     * @throws IOException when the store itself cannot be read (an OpenCode database that will not open)
+     */
+    static void discover(String agent, Path root, List<Candidate> found, List<Skip> skipped) throws IOException {
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        switch (agent) {
+            case ClaudeParser.AGENT -> walk(root, 4, skipped, (file, attrs) -> {
+                String name = file.getFileName().toString();
+                if (name.endsWith(".jsonl")) {
+                    boolean sub = name.startsWith("agent-") || root.relativize(file).toString().contains("subagents");
+                    found.add(new Candidate(file, root, agent, sub, attrs.size(), attrs.lastModifiedTime().toMillis()));
+                }
+            });
+            case CodexParser.AGENT -> walk(root, 8, skipped, (file, attrs) -> {
+                String name = file.getFileName().toString();
+                if (name.endsWith(".jsonl") && name.startsWith("rollout-")) {
+                    found.add(new Candidate(file, root, agent, false, attrs.size(), attrs.lastModifiedTime().toMillis()));
+                }
+            });
+            case QwenParser.AGENT -> walk(root.resolve("projects"), 3, skipped, (file, attrs) -> {
+                if (file.getFileName().toString().endsWith(".jsonl") && file.getParent().getFileName().toString().equals("chats")) {
+                    found.add(new Candidate(file, root, agent, false, attrs.size(), attrs.lastModifiedTime().toMillis()));
+                }
+            });
+            case CopilotParser.AGENT -> copilot(root, found, skipped);
+            case GeminiParser.AGENT -> gemini(root, found, skipped);
+            case CursorParser.AGENT -> cursor(root, found, skipped);
+            case OpenCodeParser.AGENT -> opencode(root, found, skipped);
+            default -> throw new IllegalArgumentException("no store known for agent " + agent);
+        }
+    }
+
+    @FunctionalInterface
+    private interface FileSeen {
+        void seen(Path file, BasicFileAttributes attrs);
+    }
+
+    /** Visits the regular files under {@code dir} (links to files followed, links to folders not). */
+    private static void walk(Path dir, int depth, List<Skip> skipped, FileSeen seen) {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try {
+            Files.walkFileTree(dir, EnumSet.noneOf(FileVisitOption.class), depth, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                    if (attrs.isSymbolicLink()) {
+                        try {
+                            attrs = Files.readAttributes(file, BasicFileAttributes.class);
+                        } catch (IOException e) {
+                            skipped.add(new Skip(file, "unreadable: " + e));
+                            return FileVisitResult.CONTINUE;
+                        }
+                    }
+                    if (attrs.isRegularFile()) {
+                        seen.seen(file, attrs);
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) {
+                    skipped.add(new Skip(file, "unreadable: " + e.getMessage()));
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            skipped.add(new Skip(dir, "unreadable: " + e.getMessage()));
+        }
+    }
+
+    // ---- Copilot CLI
+
+    private static void copilot(Path root, List<Candidate> found, List<Skip> skipped) {
+        walk(root.resolve("session-state"), 2, skipped, (file, attrs) -> {
+            String name = file.getFileName().toString();
+            Path parent = file.getParent();
+            boolean nested = !parent.equals(root.resolve("session-state"));
+            if (nested && name.equals("events.jsonl")) {
+                String id = parent.getFileName().toString();
+                found.add(new Candidate(file, root, CopilotParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis())
+                        .with(Format.LINES, id, workspaceCwd(parent.resolve("workspace.yaml")), null));
+            } else if (!nested && name.endsWith(".jsonl")) {
+                found.add(new Candidate(file, root, CopilotParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis())
+                        .with(Format.LINES, StoreImporter.stem(file), null, null));
+            }
+        });
+    }
+
+    /** The {@code cwd:} of a Copilot {@code workspace.yaml} (a flat YAML map), or null. */
+    static String workspaceCwd(Path yaml) {
+        try {
+            for (String line : Files.readAllLines(yaml, StandardCharsets.UTF_8)) {
+                if (line.startsWith("cwd:")) {
+                    String v = line.substring(4).strip();
+                    if (v.length() >= 2 && (v.startsWith("\"") && v.endsWith("\"") || v.startsWith("'") && v.endsWith("'"))) {
+                        v = v.substring(1, v.length() - 1);
+                    }
+                    return v.isEmpty() ? null : v;
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            return null; // no workspace file: the session's own context names the folder
+        }
+        return null;
+    }
+
+    // ---- Gemini CLI
+
+    private static void gemini(Path root, List<Candidate> found, List<Skip> skipped) {
+        Path tmp = root.resolve("tmp");
+        if (!Files.isDirectory(tmp)) {
+            return;
+        }
+        Map<String, String> known = geminiProjects(root);
+        try (DirectoryStream<Path> projects = Files.newDirectoryStream(tmp)) {
+            for (Path project : projects) {
+                Path chats = project.resolve("chats");
+                if (!Files.isDirectory(chats, LinkOption.NOFOLLOW_LINKS)) {
+                    continue;
+                }
+                String folder = geminiFolder(root, project, known);
+                walk(chats, 2, skipped, (file, attrs) -> {
+                    String name = file.getFileName().toString();
+                    boolean sub = !file.getParent().equals(chats);
+                    boolean json = name.endsWith(".json");
+                    if (!(name.endsWith(".jsonl") || json) || !sub && !name.startsWith("session-")) {
+                        return;
+                    }
+                    String id8 = name.substring(name.lastIndexOf('-') + 1, name.lastIndexOf('.'));
+                    Candidate c = new Candidate(file, root, GeminiParser.AGENT, sub, attrs.size(), attrs.lastModifiedTime().toMillis())
+                            .with(json ? Format.GEMINI_JSON : Format.LINES, id8, folder, null);
+                    if (json && Files.exists(file.resolveSibling(name + "l"))) {
+                        c = new Candidate(c.path(), root, c.agent(), false, c.size(), c.mtime(), c.format(), c.id(), folder, null,
+                                "migrated to " + name + "l");
+                    }
+                    found.add(c);
+                });
+            }
+        } catch (IOException e) {
+            skipped.add(new Skip(tmp, "unreadable: " + e.getMessage()));
+        }
+    }
+
+    /** Known project paths by the name of their folder under {@code tmp/}: slugs and sha256 hashes. */
+    private static Map<String, String> geminiProjects(Path root) {
+        Map<String, String> byFolder = new HashMap<>();
+        List<String> paths = new ArrayList<>();
+        try {
+            JsonNode projects = MAPPER.readTree(root.resolve("projects.json").toFile()).path("projects");
+            projects.fields().forEachRemaining(e -> {
+                paths.add(e.getKey());
+                if (e.getValue().isTextual()) {
+                    byFolder.put(e.getValue().asText(), e.getKey());
+                }
+            });
+        } catch (IOException e) {
+            // no projects.json (older Gemini CLI): hashes of the .project_root paths only
+        }
+        for (String dir : new String[] {"tmp", "history"}) {
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(root.resolve(dir))) {
+                for (Path p : ds) {
+                    String r = projectRoot(p);
+                    if (r != null) {
+                        paths.add(r);
+                        byFolder.putIfAbsent(p.getFileName().toString(), r);
+                    }
+                }
+            } catch (IOException e) {
+                // not there
+            }
+        }
+        for (String p : paths) {
+            byFolder.putIfAbsent(sha256(p), p);
+        }
+        return byFolder;
+    }
+
+    private static String projectRoot(Path dir) {
+        try {
+            String r = Files.readString(dir.resolve(".project_root"), StandardCharsets.UTF_8).strip();
+            return r.isEmpty() ? null : r;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static String geminiFolder(Path root, Path project, Map<String, String> known) {
+        String own = projectRoot(project);
+        return own != null ? own : known.get(project.getFileName().toString());
+    }
+
+    static String sha256(String s) {
+        return digest("SHA-256", s);
+    }
+
+    static String md5(String s) {
+        return digest("MD5", s);
+    }
+
+    private static String digest(String algorithm, String s) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance(algorithm).digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    // ---- Cursor
+
+    private static void cursor(Path root, List<Candidate> found, List<Skip> skipped) {
+        Map<String, Path> chatOf = new HashMap<>(); // agent id -> its chats/<md5>/<id>/ folder
+        try (DirectoryStream<Path> hashes = Files.newDirectoryStream(root.resolve("chats"))) {
+            for (Path h : hashes) {
+                try (DirectoryStream<Path> ids = Files.newDirectoryStream(h)) {
+                    for (Path id : ids) {
+                        chatOf.put(id.getFileName().toString(), id);
+                    }
+                } catch (IOException e) {
+                    // not a folder
+                }
+            }
+        } catch (IOException e) {
+            // no chats folder
+        }
+        Path projects = root.resolve("projects");
+        walk(projects, 5, skipped, (file, attrs) -> {
+            Path rel = projects.relativize(file);
+            String name = file.getFileName().toString();
+            if (rel.getNameCount() < 3 || !rel.getName(1).toString().equals("agent-transcripts") || !name.endsWith(".jsonl")) {
+                return;
+            }
+            boolean sub = rel.toString().contains("subagents");
+            String id = StoreImporter.stem(file);
+            Path chat = chatOf.get(id);
+            String folder = cursorFolder(rel.getName(0).toString(), chat == null ? null : chat.getParent().getFileName().toString());
+            String model = chat == null ? null : cursorModel(chat.resolve("store.db"));
+            found.add(new Candidate(file, root, CursorParser.AGENT, sub, attrs.size(), attrs.lastModifiedTime().toMillis())
+                    .with(Format.LINES, id, folder, model));
+        });
+    }
+
+    /**
+     * The folder a Cursor project name stands for: Cursor writes the path with every {@code /} as {@code -} and
+     * no leading one, so a {@code -} may have been a {@code /} or a {@code -}; the way whose md5 is the chat's
+     * folder name is the one. Without a chat, every {@code -} is taken for a {@code /}.
+     */
+    static String cursorFolder(String project, String md5) {
+        String plain = "/" + project.replace('-', '/');
+        if (md5 == null) {
+            return plain;
+        }
+        List<Integer> dashes = new ArrayList<>();
+        for (int i = 0; i < project.length(); i++) {
+            if (project.charAt(i) == '-') {
+                dashes.add(i);
+            }
+        }
+        if (dashes.size() > 16) {
+            return md5.equals(md5(plain)) ? plain : null;
+        }
+        for (int mask = 0; mask < 1 << dashes.size(); mask++) {
+            char[] c = project.toCharArray();
+            for (int b = 0; b < dashes.size(); b++) {
+                c[dashes.get(b)] = (mask & (1 << b)) == 0 ? '/' : '-';
+            }
+            String candidate = "/" + new String(c);
+            if (md5.equals(md5(candidate))) {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    /** The model in a Cursor chat's store.db ({@code meta} key {@code 0}: hex JSON with {@code lastUsedModel}), or null. */
+    static String cursorModel(Path storeDb) {
+        JsonNode meta = cursorMeta(storeDb);
+        return meta == null ? null : SessionParser.text(meta, "lastUsedModel");
+    }
+
+    static JsonNode cursorMeta(Path storeDb) {
+        if (!Files.isRegularFile(storeDb)) {
+            return null;
+        }
+        try (Connection c = openReadOnly(storeDb); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT value FROM meta WHERE key = '0'")) {
+            if (!rs.next()) {
+                return null;
+            }
+            String hex = rs.getString(1);
+            return MAPPER.readTree(new String(HexFormat.of().parseHex(hex.strip()), StandardCharsets.UTF_8));
+        } catch (SQLException | IOException | IllegalArgumentException e) {
+            return null; // a chat we cannot read gives no model
+        }
+    }
+
+    // ---- OpenCode
+
+    private static void opencode(Path root, List<Candidate> found, List<Skip> skipped) throws IOException {
+        Path db = root.resolve("opencode.db");
+        if (Files.isRegularFile(db)) {
+            try (Connection c = openReadOnly(db); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT s.id, s.parent_id, s.directory, s.time_updated,"
+                         + " (SELECT count(*) FROM message m WHERE m.session_id = s.id),"
+                         + " (SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id)"
+                         + " FROM session s")) {
+                while (rs.next()) {
+                    long messages = rs.getLong(5);
+                    long mtime = Math.max(rs.getLong(4), rs.getLong(6));
+                    found.add(new Candidate(db, root, OpenCodeParser.AGENT, rs.getString(2) != null, messages, mtime,
+                            Format.OPENCODE_DB, rs.getString(1), rs.getString(3), null, null));
+                }
+            } catch (SQLException e) {
+                throw new IOException(db + ": " + e.getMessage(), e);
+            }
+        }
+        Path sessions = root.resolve("storage/session");
+        walk(sessions, 2, skipped, (file, attrs) -> {
+            if (!file.getFileName().toString().endsWith(".json")) {
+                return;
+            }
+            try {
+                JsonNode session = MAPPER.readTree(file.toFile());
+                String id = SessionParser.text(session, "id");
+                if (id == null) {
+                    return;
+                }
+                Path messages = root.resolve("storage/message").resolve(id);
+                long count = 0;
+                long mtime = attrs.lastModifiedTime().toMillis();
+                if (Files.isDirectory(messages)) {
+                    try (DirectoryStream<Path> ms = Files.newDirectoryStream(messages, "*.json")) {
+                        for (Path m : ms) {
+                            count++;
+                            mtime = Math.max(mtime, Files.getLastModifiedTime(m).toMillis());
+                        }
+                    }
+                }
+                found.add(new Candidate(file, root, OpenCodeParser.AGENT, session.hasNonNull("parentID"), count, mtime,
+                        Format.OPENCODE_STORAGE, id, SessionParser.text(session, "directory"), null, null));
+            } catch (IOException e) {
+                skipped.add(new Skip(file, "unreadable: " + e.getMessage()));
+            }
+        });
+    }
+
+    /** Opens a SQLite database read-only (an agent's own store: never written here except by a deletion). */
+    static Connection openReadOnly(Path db) throws SQLException {
+        SQLiteConfig config = new SQLiteConfig();
+        config.setReadOnly(true);
+        config.setBusyTimeout(BUSY_TIMEOUT_MS);
+        return config.createConnection("jdbc:sqlite:" + db.toAbsolutePath());
+    }
+
+    /** Opens a SQLite database to write (a deletion), waiting up to the busy timeout for the agent's own writes. */
+    static Connection openForWrite(Path db) throws SQLException {
+        SQLiteConfig config = new SQLiteConfig();
+        config.setBusyTimeout(BUSY_TIMEOUT_MS);
+        config.enforceForeignKeys(true);
+        config.resetOpenMode(org.sqlite.SQLiteOpenMode.CREATE); // never create a database that is not there
+        return config.createConnection("jdbc:sqlite:" + db.toAbsolutePath());
+    }
+
+    // ---- records
+
+    /**
+     * The records of a transcript that is not one JSON object a line, in order.
+     *
+     * @throws IOException when it cannot be read (the import reports it and tries again next time)
+     */
+    static List<JsonNode> records(Format format, Path path, String id) throws IOException {
+        return switch (format) {
+            case GEMINI_JSON -> {
+                JsonNode doc = MAPPER.readTree(path.toFile());
+                List<JsonNode> out = new ArrayList<>();
+                if (doc instanceof ObjectNode o) {
+                    JsonNode messages = o.get("messages");
+                    ObjectNode header = o.deepCopy();
+                    header.remove("messages");
+                    out.add(header);
+                    if (messages != null) {
+                        messages.forEach(out::add);
+                    }
+                }
+                yield out;
+            }
+            case OPENCODE_DB -> opencodeDbMessages(path, id);
+            case OPENCODE_STORAGE -> opencodeStorageMessages(path.getParent().getParent().getParent().getParent(), id);
+            case LINES -> throw new IllegalArgumentException("lines are read line by line");
+        };
+    }
+
+    /**
+     * Whether record {@code r} can be read now: an OpenCode assistant message still being written cannot, nor the
+     * last message of a Gemini JSON document that is a reply still without its tokens (unless the file is idle).
+     */
+    static boolean complete(Format format, JsonNode r, boolean last, boolean idle) {
+        return switch (format) {
+            case OPENCODE_DB, OPENCODE_STORAGE -> idle || OpenCodeParser.complete(r);
+            case GEMINI_JSON -> idle || !last || !"gemini".equals(SessionParser.text(r, "type")) || r.has("tokens");
+            case LINES -> true;
+        };
+    }
+
+    private static List<JsonNode> opencodeDbMessages(Path db, String sessionId) throws IOException {
+        Map<String, ObjectNode> messages = new LinkedHashMap<>();
+        try (Connection c = openReadOnly(db)) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id")) {
+                ps.setString(1, sessionId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        ObjectNode m = (ObjectNode) MAPPER.readTree(rs.getString(3));
+                        m.put("id", rs.getString(1));
+                        if (!m.path("time").has("created")) {
+                            m.withObject("/time").put("created", rs.getLong(2));
+                        }
+                        m.putArray("parts");
+                        messages.put(rs.getString(1), m);
+                    }
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT message_id, data FROM part WHERE message_id IN (SELECT id FROM message WHERE session_id = ?)"
+                            + " ORDER BY message_id, time_created, id")) {
+                ps.setString(1, sessionId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        ObjectNode m = messages.get(rs.getString(1));
+                        if (m != null) {
+                            ((ArrayNode) m.get("parts")).add(MAPPER.readTree(rs.getString(2)));
+                        }
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new IOException(db + ": " + e.getMessage(), e);
+        }
+        return new ArrayList<>(messages.values());
+    }
+
+    private static List<JsonNode> opencodeStorageMessages(Path root, String sessionId) throws IOException {
+        Path dir = root.resolve("storage/message").resolve(sessionId);
+        List<ObjectNode> messages = new ArrayList<>();
+        if (Files.isDirectory(dir)) {
+            try (DirectoryStream<Path> ms = Files.newDirectoryStream(dir, "*.json")) {
+                for (Path m : ms) {
+                    JsonNode n = MAPPER.readTree(m.toFile());
+                    if (n instanceof ObjectNode o && o.hasNonNull("id")) {
+                        ArrayNode parts = o.putArray("parts");
+                        Path pd = root.resolve("storage/part").resolve(o.get("id").asText());
+                        if (Files.isDirectory(pd)) {
+                            List<Path> files = new ArrayList<>();
+                            try (DirectoryStream<Path> ps = Files.newDirectoryStream(pd, "*.json")) {
+                                ps.forEach(files::add);
+                            }
+                            files.sort(Comparator.comparing(p -> p.getFileName().toString()));
+                            for (Path f : files) {
+                                parts.add(MAPPER.readTree(f.toFile()));
+                            }
+                        }
+                        messages.add(o);
+                    }
+                }
+            }
+        }
+        messages.sort(Comparator.comparingLong((ObjectNode m) -> m.path("time").path("created").asLong(0))
+                .thenComparing(m -> m.get("id").asText()));
+        return new ArrayList<>(messages);
+    }
+}
