@@ -23,6 +23,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 
 /**
  * Deletes one agent session's saved history from the agents' own stores on this computer (guide §6: "each
@@ -32,7 +36,18 @@ import java.util.regex.Pattern;
  *       is the session id), its sub-agents in the old layout ({@code agent-*.jsonl} in a project folder whose
  *       lines carry the same {@code sessionId}) and in the new one ({@code <folder>/<sessionId>/subagents/},
  *       then {@code <folder>/<sessionId>/} when nothing else is left in it);</li>
- *   <li>Codex, in each sessions folder: the rollout {@code YYYY/MM/DD/rollout-<time>-<id>.jsonl}.</li>
+ *   <li>Codex, in each sessions folder: the rollout {@code YYYY/MM/DD/rollout-<time>-<id>.jsonl};</li>
+ *   <li>Gemini CLI, in each {@code tmp/<project>/chats/}: the chat files {@code session-*-<id8>.json[l]} whose
+ *       {@code sessionId} is the session's (as Gemini's own delete does), and its sub-agents' folder
+ *       {@code chats/<sessionId>/};</li>
+ *   <li>Copilot CLI: the folder {@code session-state/<id>/} and the older {@code session-state/<id>.jsonl};</li>
+ *   <li>OpenCode: in {@code opencode.db}, in one transaction, the rows of the session and of its child sessions
+ *       (parts, messages, sessions), waiting at most 2 s for the agent's own writes and else failing (retried
+ *       later); in {@code storage/}, the session's file, its messages' folder and their parts' folders, the same
+ *       for its children;</li>
+ *   <li>Qwen Code: {@code projects/<project>/chats/<id>.jsonl};</li>
+ *   <li>Cursor: the transcript folder {@code projects/<p>/agent-transcripts/<id>/} (with its sub-agents) and the
+ *       chat folder {@code chats/<md5>/<id>/} (its store.db).</li>
  * </ul>
  * Nothing else is touched: other sessions' files, files whose name only resembles, links are removed as links
  * and never followed. A session already gone counts as deleted (an empty list of removed paths).
@@ -42,18 +57,22 @@ public final class AgentStoreDeleter {
     private static final Pattern SAFE_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,199}");
     private static final ObjectMapper MAPPER = new ObjectMapper();
     /** The agents whose stores this class knows. */
-    public static final Set<String> AGENTS = Set.of(ClaudeParser.AGENT, CodexParser.AGENT);
+    public static final Set<String> AGENTS = Set.of(ClaudeParser.AGENT, CodexParser.AGENT, GeminiParser.AGENT,
+            CopilotParser.AGENT, OpenCodeParser.AGENT, QwenParser.AGENT, CursorParser.AGENT);
 
-    private final List<Path> claudeDirs;
-    private final List<Path> codexDirs;
+    private final AgentStores stores;
 
     /**
      * @param claudeDirs Claude Code {@code projects} folders (missing ones hold nothing)
      * @param codexDirs  Codex {@code sessions} folders
      */
     public AgentStoreDeleter(List<Path> claudeDirs, List<Path> codexDirs) {
-        this.claudeDirs = List.copyOf(claudeDirs);
-        this.codexDirs = List.copyOf(codexDirs);
+        this(AgentStores.of(claudeDirs, codexDirs));
+    }
+
+    /** A deleter for every agent's store (missing folders hold nothing). */
+    public AgentStoreDeleter(AgentStores stores) {
+        this.stores = stores;
     }
 
     /**
@@ -85,17 +104,57 @@ public final class AgentStoreDeleter {
         }
         try {
             for (String id : new LinkedHashSet<>(agentSessionIds)) {
-                if (agent.equals(ClaudeParser.AGENT)) {
-                    for (Path root : claudeDirs) {
-                        deleteClaude(root, id, removed);
+                switch (agent) {
+                    case ClaudeParser.AGENT -> {
+                        for (Path root : stores.claude()) {
+                            deleteClaude(root, id, removed);
+                        }
                     }
-                } else {
-                    for (Path root : codexDirs) {
-                        deleteCodex(root, id, removed);
+                    case CodexParser.AGENT -> {
+                        for (Path root : stores.codex()) {
+                            deleteCodex(root, id, removed);
+                        }
                     }
+                    case GeminiParser.AGENT -> {
+                        for (Path root : stores.gemini()) {
+                            deleteGemini(root, id, removed);
+                        }
+                    }
+                    case CopilotParser.AGENT -> {
+                        for (Path root : stores.copilot()) {
+                            deleteTree(root.resolve("session-state").resolve(id), removed);
+                            deleteIfThere(root.resolve("session-state").resolve(id + ".jsonl"), removed);
+                        }
+                    }
+                    case OpenCodeParser.AGENT -> {
+                        for (Path root : stores.opencode()) {
+                            deleteOpenCode(root, id, removed);
+                        }
+                    }
+                    case QwenParser.AGENT -> {
+                        for (Path root : stores.qwen()) {
+                            for (Path project : folders(root.resolve("projects"))) {
+                                deleteIfThere(project.resolve("chats").resolve(id + ".jsonl"), removed);
+                            }
+                        }
+                    }
+                    case CursorParser.AGENT -> {
+                        for (Path root : stores.cursor()) {
+                            for (Path project : folders(root.resolve("projects"))) {
+                                deleteTree(project.resolve("agent-transcripts").resolve(id), removed);
+                                deleteIfThere(project.resolve("agent-transcripts").resolve(id + ".jsonl"), removed);
+                            }
+                            for (Path hash : folders(root.resolve("chats"))) {
+                                deleteTree(hash.resolve(id), removed);
+                            }
+                        }
+                    }
+                    default -> throw new IllegalStateException(agent);
                 }
             }
             return new Result(true, null, removed);
+        } catch (SQLException e) {
+            return new Result(false, "OpenCode's database: " + e.getMessage(), removed);
         } catch (IOException | UncheckedIOException e) {
             return new Result(false, e.getClass().getSimpleName() + ": " + e.getMessage(), removed);
         }
@@ -189,6 +248,156 @@ public final class AgentStoreDeleter {
         });
         for (Path f : found) {
             deleteIfThere(f, removed);
+        }
+    }
+
+    /** The folders (not links) directly in {@code dir}; none when it is not there. */
+    private static List<Path> folders(Path dir) throws IOException {
+        List<Path> out = new ArrayList<>();
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return out;
+        }
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
+            for (Path p : ds) {
+                if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                    out.add(p);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void deleteGemini(Path root, String id, List<String> removed) throws IOException {
+        if (id.length() < 8) {
+            throw new IOException("'" + id + "' is too short for a Gemini CLI session id");
+        }
+        String short8 = id.substring(0, 8);
+        for (Path project : folders(root.resolve("tmp"))) {
+            Path chats = project.resolve("chats");
+            if (!Files.isDirectory(chats, LinkOption.NOFOLLOW_LINKS)) {
+                continue;
+            }
+            List<Path> files = new ArrayList<>();
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(chats, "session-*-" + short8 + ".json*")) {
+                ds.forEach(files::add);
+            }
+            for (Path f : files) {
+                String name = f.getFileName().toString();
+                if ((name.endsWith(".json") || name.endsWith(".jsonl")) && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)
+                        && id.equals(geminiSessionId(f))) {
+                    deleteIfThere(f, removed);
+                }
+            }
+            deleteTree(chats.resolve(id), removed); // its sub-agents' chats
+        }
+    }
+
+    /** The sessionId of a Gemini chat file: its first line's (JSONL), or the document's (older JSON). */
+    static String geminiSessionId(Path file) throws IOException {
+        String first;
+        try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            first = r.readLine();
+        } catch (java.nio.charset.MalformedInputException notText) {
+            return null;
+        }
+        for (String text : new String[] {first, null}) {
+            try {
+                JsonNode n = text != null ? MAPPER.readTree(text) : MAPPER.readTree(file.toFile());
+                if (n != null && n.path("sessionId").isTextual()) {
+                    return n.path("sessionId").asText();
+                }
+            } catch (IOException notThisWay) {
+                // a pretty-printed JSON document: read it whole
+            }
+            if (text == null) {
+                break;
+            }
+        }
+        return null;
+    }
+
+    private static void deleteOpenCode(Path root, String id, List<String> removed) throws IOException, SQLException {
+        Path db = root.resolve("opencode.db");
+        if (Files.isRegularFile(db, LinkOption.NOFOLLOW_LINKS)) {
+            try (Connection c = AgentDiscovery.openForWrite(db)) {
+                c.setAutoCommit(false);
+                try {
+                    // the rows of the session and of its children, in one transaction
+                    List<String> ids = new ArrayList<>(List.of(id));
+                    for (int i = 0; i < ids.size(); i++) {
+                        try (PreparedStatement ps = c.prepareStatement("SELECT id FROM session WHERE parent_id = ?")) {
+                            ps.setString(1, ids.get(i));
+                            try (ResultSet rs = ps.executeQuery()) {
+                                while (rs.next()) {
+                                    if (!ids.contains(rs.getString(1))) {
+                                        ids.add(rs.getString(1));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    for (String sid : ids) {
+                        for (String sql : new String[] {
+                                "DELETE FROM part WHERE message_id IN (SELECT id FROM message WHERE session_id = ?)",
+                                "DELETE FROM message WHERE session_id = ?",
+                                "DELETE FROM session WHERE id = ?"}) {
+                            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                                ps.setString(1, sid);
+                                int n = ps.executeUpdate();
+                                if (sql.startsWith("DELETE FROM session") && n > 0) {
+                                    removed.add(db.toAbsolutePath() + "#session/" + sid);
+                                }
+                            }
+                        }
+                    }
+                    c.commit();
+                } catch (SQLException e) {
+                    c.rollback();
+                    throw e;
+                }
+            }
+        }
+        Path storage = root.resolve("storage");
+        if (!Files.isDirectory(storage, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        List<String> ids = new ArrayList<>(List.of(id));
+        for (int i = 0; i < ids.size(); i++) {
+            String sid = ids.get(i);
+            for (Path project : folders(storage.resolve("session"))) {
+                try (DirectoryStream<Path> ds = Files.newDirectoryStream(project, "*.json")) {
+                    for (Path f : ds) {
+                        try {
+                            JsonNode n = MAPPER.readTree(f.toFile());
+                            if (sid.equals(n.path("parentID").asText(null)) && n.path("id").isTextual() && !ids.contains(n.path("id").asText())) {
+                                ids.add(n.path("id").asText());
+                            }
+                            if (sid.equals(n.path("id").asText(null)) && Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+                                deleteIfThere(f, removed); // the session's file (named <id>.json by OpenCode)
+                            }
+                        } catch (IOException unreadable) {
+                            // not a session of this one's
+                        }
+                    }
+                }
+            }
+            Path messages = storage.resolve("message").resolve(sid);
+            if (Files.isDirectory(messages, LinkOption.NOFOLLOW_LINKS)) {
+                try (DirectoryStream<Path> ds = Files.newDirectoryStream(messages, "*.json")) {
+                    for (Path m : ds) {
+                        String msgId;
+                        try {
+                            msgId = MAPPER.readTree(m.toFile()).path("id").asText(null);
+                        } catch (IOException unreadable) {
+                            msgId = null;
+                        }
+                        if (msgId != null && SAFE_ID.matcher(msgId).matches()) {
+                            deleteTree(storage.resolve("part").resolve(msgId), removed);
+                        }
+                    }
+                }
+                deleteTree(messages, removed);
+            }
         }
     }
 

@@ -39,8 +39,7 @@ public final class ComputerAgent {
     private final boolean summaryShownElsewhere;
     private final String bootstrapServers;
     private final ImportConfig config;
-    private final List<Path> claudeDirs;
-    private final List<Path> codexDirs;
+    private final AgentStores stores;
     private final Duration pollInterval;
     private final StoreImporter importer;
     private final EventFactory events;
@@ -67,10 +66,17 @@ public final class ComputerAgent {
      */
     public ComputerAgent(String bootstrapServers, ImportConfig config, List<Path> claudeDirs, List<Path> codexDirs,
                          Duration pollInterval, ImportProgress progress) {
+        this(bootstrapServers, config, AgentStores.of(claudeDirs, codexDirs), pollInterval, progress);
+    }
+
+    /**
+     * @param stores every agent's store folders (see {@link AgentStores#defaults})
+     */
+    public ComputerAgent(String bootstrapServers, ImportConfig config, AgentStores stores, Duration pollInterval,
+                         ImportProgress progress) {
         this.bootstrapServers = Objects.requireNonNull(bootstrapServers, "bootstrapServers");
         this.config = Objects.requireNonNull(config, "config");
-        this.claudeDirs = List.copyOf(claudeDirs);
-        this.codexDirs = List.copyOf(codexDirs);
+        this.stores = Objects.requireNonNull(stores, "stores");
         if (pollInterval.isNegative() || pollInterval.isZero()) {
             throw new IllegalArgumentException("pollInterval must be positive: " + pollInterval);
         }
@@ -116,7 +122,7 @@ public final class ComputerAgent {
         sink = new KafkaEventSink(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
                 Map.of("client.id", "computer-agent-" + config.computerId())));
         sink.accept(events.computerStatus(true, CAPABILITIES));
-        deletions = new DeletionExecutor(bootstrapServers, clientProperties, config, new AgentStoreDeleter(claudeDirs, codexDirs), sink);
+        deletions = new DeletionExecutor(bootstrapServers, clientProperties, config, new AgentStoreDeleter(stores), sink);
         deletions.start();
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "computer-agent-import");
@@ -124,14 +130,14 @@ public final class ComputerAgent {
             return t;
         });
         scheduler.scheduleWithFixedDelay(this::importOnce, 0, pollInterval.toMillis(), TimeUnit.MILLISECONDS);
-        log.info("computer agent {} started for account {}: Claude Code {}, Codex {}, every {}",
-                config.computerId(), config.account(), claudeDirs, codexDirs, pollInterval);
+        log.info("computer agent {} started for account {}: {}, every {}",
+                config.computerId(), config.account(), stores.all(), pollInterval);
     }
 
     /** One import; never throws (the scheduler would stop polling). */
     private void importOnce() {
         try {
-            ImportSummary summary = importer.importAll(claudeDirs, codexDirs, sink);
+            ImportSummary summary = importer.importStores(stores, sink);
             lastSummary = summary;
             lastError = null;
             if (summary.events() > 0 || summary.filesRead() > 0) {
@@ -210,7 +216,8 @@ public final class ComputerAgent {
         Path stateDir = args.length == 2 ? Path.of(args[1])
                 : Path.of(System.getProperty("user.home"), ".ensemble", "computer-agent");
         ImportConfig config = ImportConfig.defaults(stateDir.resolve("computer-id"), stateDir.resolve("import-state.json"));
-        ComputerAgent agent = new ComputerAgent(args[0], config, defaultClaudeDirs(), defaultCodexDirs());
+        ComputerAgent agent = new ComputerAgent(args[0], config,
+                AgentStores.defaults(Path.of(System.getProperty("user.home")), System.getenv()), DEFAULT_POLL, ImportProgress.NONE);
         String clientProperties = System.getenv("ENSEMBLE_KAFKA_CLIENT_PROPERTIES");
         if (clientProperties != null && !clientProperties.isBlank()) {
             java.util.Properties file = new java.util.Properties();

@@ -86,9 +86,9 @@ class AgentStoreDeleterTest {
         Path projects = home.resolve("projects");
         Path kept = write(projects.resolve("-w/" + OTHER + ".jsonl"), line(OTHER));
         AgentStoreDeleter d = new AgentStoreDeleter(List.of(projects), List.of());
-        AgentStoreDeleter.Result copilot = d.delete("copilot", List.of(SID));
-        assertThat(copilot.ok()).isFalse();
-        assertThat(copilot.error()).contains("copilot");
+        AgentStoreDeleter.Result grok = d.delete("grok-build", List.of(SID));
+        assertThat(grok.ok()).isFalse();
+        assertThat(grok.error()).contains("grok-build");
         for (String bad : List.of("../-w/" + OTHER, "..", ".hidden", "a/b", "")) {
             AgentStoreDeleter.Result r = d.delete("claude-code", List.of(bad));
             assertThat(r.ok()).as(bad).isFalse();

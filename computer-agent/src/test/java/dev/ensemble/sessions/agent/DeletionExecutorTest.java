@@ -54,8 +54,8 @@ class DeletionExecutorTest {
         assertThat(again.getEventId()).as("the same request answers with the same id").isEqualTo(answer.getEventId());
         assertThat(((SessionDeletedOnComputer) again.getPayload()).getOk()).as("already gone counts as deleted").isTrue();
 
-        Event unknownAgent = x.handle(accepted("acct-ana", "service:projector", List.of("laptop"), "copilot"));
+        Event unknownAgent = x.handle(accepted("acct-ana", "service:projector", List.of("laptop"), "grok-build"));
         assertThat(((SessionDeletedOnComputer) unknownAgent.getPayload()).getOk()).isFalse();
-        assertThat(((SessionDeletedOnComputer) unknownAgent.getPayload()).getError()).contains("copilot");
+        assertThat(((SessionDeletedOnComputer) unknownAgent.getPayload()).getError()).contains("grok-build");
     }
 }
