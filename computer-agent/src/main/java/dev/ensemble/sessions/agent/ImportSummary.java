@@ -49,6 +49,19 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
             this.root = root;
         }
 
+        /** A store's figures as given (see the accessors). */
+        public Store(String agent, Path root, boolean present, int transcripts, int read, int sessions, int runs,
+                     int idleClosed, String unreadable) {
+            this(agent, root);
+            this.present = present;
+            this.transcripts = transcripts;
+            this.read = read;
+            this.sessions = sessions;
+            this.runs = runs;
+            this.idleClosed = idleClosed;
+            this.unreadable = unreadable;
+        }
+
         Store done() {
             return this;
         }

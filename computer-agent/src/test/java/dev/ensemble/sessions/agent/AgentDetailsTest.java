@@ -243,6 +243,25 @@ class AgentDetailsTest {
     }
 
     @Test
+    void aStoreThatCannotBeReadIsNamedWithTheReasonAndItsSessionsAreNotTakenForGone() throws IOException {
+        Path data = SharedData.require("data/agent-stores");
+        Stores stores = Stores.empty(tmp);
+        Stores.copyTree(data.resolve("opencode"), stores.home.resolve(".local/share/opencode"));
+        write(stores.claude.resolve("-a/S.jsonl"), claudeUser("u1", 1, "/a", "first prompt"));
+        StoreImporter importer = stores.importer();
+        assertThat(stores.importStores(importer).claims("ses_main001")).hasSize(2);
+
+        Path db = stores.home.resolve(".local/share/opencode/opencode.db");
+        Files.writeString(db, "this is not a database, but a file of the same name with some text in it ......");
+        Imported got = stores.importStores(importer);
+
+        assertThat(got.summary().storeLines()).anySatisfy(l -> assertThat(l)
+                .startsWith("OpenCode (" + stores.home.resolve(".local/share/opencode") + "): unreadable: ")
+                .contains("opencode.db"));
+        assertThat(got.payloads(EngineEvent.class)).noneMatch(EngineEvent::getTranscriptGone);
+    }
+
+    @Test
     void theSummaryOfAnImportThatOnlyClosedIdleRunsSaysSo() {
         Stores stores = Stores.empty(tmp);
         write(stores.claude.resolve("-a/S.jsonl"), claudeUser("u1", 1, "/a", "first prompt"));

@@ -55,6 +55,12 @@ final class ImportProgressBar implements ImportProgress {
         if (first || announced || summary.events() > 0 || !summary.skippedFiles().isEmpty() && summary.filesRead() > 0) {
             out.println(line(summary));
         }
+        if (first) {
+            // every agent store: what it holds and what was imported from it, or why it cannot be read
+            for (String store : summary.storeLines()) {
+                out.println("  " + store);
+            }
+        }
         announced = false;
         first = false;
     }

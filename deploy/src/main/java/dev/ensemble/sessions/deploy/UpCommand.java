@@ -1,5 +1,6 @@
 package dev.ensemble.sessions.deploy;
 
+import dev.ensemble.sessions.agent.AgentStores;
 import dev.ensemble.sessions.agent.ComputerAgent;
 import dev.ensemble.sessions.agent.ComputerId;
 import dev.ensemble.sessions.agent.ImportConfig;
@@ -263,15 +264,15 @@ final class UpCommand implements Callable<Integer> {
             data.writeEndpoints(url, bootstrap, securityFile);
 
             if (!noImport) {
-                List<Path> claude = claudeDirs != null ? claudeDirs : List.of(DataDir.home().resolve(".claude/projects"));
-                List<Path> codex = codexDirs != null ? codexDirs : List.of(DataDir.home().resolve(".codex/sessions"));
+                AgentStores stores = AgentStores.defaults(DataDir.home(), System.getenv()).withClaudeAndCodex(claudeDirs, codexDirs);
                 ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
                         data.importState("import-state.json"));
-                ComputerAgent agent = new ComputerAgent(bootstrap, config, claude, codex, Duration.ofSeconds(pollSeconds),
+                ComputerAgent agent = new ComputerAgent(bootstrap, config, stores, Duration.ofSeconds(pollSeconds),
                         new ImportProgressBar(System.out)).withClientProperties(security);
                 running.add(agent::stop);
-                System.out.println("Importing agent sessions from " + describe(claude) + " and " + describe(codex)
-                        + " (and keeping them up to date)");
+                System.out.println("Importing agent sessions (and keeping them up to date) from "
+                        + stores.all().stream().filter(e -> Files.isDirectory(e.getValue())).count() + " of "
+                        + stores.all().size() + " agent stores found; each store's figures follow the first import");
                 agent.start();
             }
             System.out.println();
@@ -330,10 +331,6 @@ final class UpCommand implements Callable<Integer> {
                     + "(the embedded broker's clients use <data-dir>/" + LocalKafka.CLIENT_PROPERTIES + ")");
         }
         return KafkaClientProperties.load(file);
-    }
-
-    private static String describe(List<Path> dirs) {
-        return dirs.stream().map(d -> d + (Files.isDirectory(d) ? "" : " (not there yet)")).toList().toString();
     }
 
     static void closeAll(List<AutoCloseable> running) {

@@ -50,6 +50,27 @@ class ImportProgressBarTest {
     }
 
     @Test
+    void theFirstImportNamesEveryAgentStoreWhatItImportedFromEachAndWhyOneIsUnreadable() {
+        ImportSummary first = new ImportSummary(3, 9, 9, 30, 3, List.of(), 0, 0, List.of(
+                new ImportSummary.Store("claude-code", Path.of("/home/ana/.claude/projects"), true, 2, 2, 2, 7, 0, null),
+                new ImportSummary.Store("gemini-cli", Path.of("/home/ana/.gemini"), true, 1, 1, 1, 2, 0, null),
+                new ImportSummary.Store("opencode", Path.of("/home/ana/.local/share/opencode"), true, 0, 0, 0, 0, 0,
+                        "/home/ana/.local/share/opencode/opencode.db: [SQLITE_NOTADB] file is not a database"),
+                new ImportSummary.Store("qwen-code", Path.of("/home/ana/.qwen"), false, 0, 0, 0, 0, 0, null)));
+        importOnce(3, first);
+        String nl = System.lineSeparator();
+        assertThat(printed()).isEqualTo("imported 3 sessions, 9 runs, 9 engine events from 3 files" + nl
+                + "  Claude Code (/home/ana/.claude/projects): 2 sessions, imported 2 (7 new runs)" + nl
+                + "  Gemini CLI (/home/ana/.gemini): 1 session, imported 1 (2 new runs)" + nl
+                + "  OpenCode (/home/ana/.local/share/opencode): unreadable: /home/ana/.local/share/opencode/opencode.db:"
+                + " [SQLITE_NOTADB] file is not a database" + nl
+                + "  Qwen Code (/home/ana/.qwen): not found" + nl);
+        // the 30-minute rule's closes say what happened, not "imported 30 sessions, 0 runs ... from 0 files"
+        importOnce(0, new ImportSummary(0, 0, 0, 30, 0, List.of(), 30, 0, List.of()));
+        assertThat(printed()).isEqualTo("30 runs marked done after 30 minutes without change" + nl);
+    }
+
+    @Test
     void nothingNewNamesTheOtherFilesLeftOutAndAStoreWithNoTranscripts() {
         importOnce(0, new ImportSummary(0, 0, 0, 0, 0, List.of(skip("a.jsonl", "unchanged"), skip("agent-1.jsonl", "sub-agent transcript"))));
         assertThat(printed()).isEqualTo("imported nothing new (1 transcript file unchanged); 1 file skipped (1 sub-agent transcript)"
