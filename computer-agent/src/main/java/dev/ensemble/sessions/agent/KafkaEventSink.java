@@ -38,6 +38,8 @@ public final class KafkaEventSink implements EventSink, AutoCloseable {
     public KafkaEventSink(String bootstrapServers, Map<String, Object> overrides) {
         Map<String, Object> props = dev.ensemble.sessions.schema.LogProducers.config(bootstrapServers, "computer-agent", overrides);
         props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 20);
+        // an import appends thousands of small events at once: larger batches, fewer requests
+        props.putIfAbsent(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
         this.producer = new KafkaProducer<>(props, Topics.EVENTS.keySerde().serializer(),
                 Topics.EVENTS.valueSerde().serializer());
     }

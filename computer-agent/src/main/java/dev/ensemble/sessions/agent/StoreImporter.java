@@ -38,6 +38,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * Imports the agents' own transcript stores on this computer as events (guide section 1; the stores are those
@@ -67,6 +72,11 @@ public final class StoreImporter {
     private static final Pattern UUID_AT_END =
             Pattern.compile("([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$");
     private static final int CHECKPOINT_FILES = 200;
+    /** Transcripts read at once: one per core. */
+    private static final int READERS = Math.max(1, Runtime.getRuntime().availableProcessors());
+    private static final byte[] LEAF_UUID = "\"leafUuid\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] USER_MESSAGE = "\"user_message\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] UUID_FIELD = "\"uuid\"".getBytes(StandardCharsets.UTF_8);
     private static final long CHECKPOINT_BYTES = 128L << 20;
 
     private final ImportConfig config;
@@ -187,7 +197,7 @@ public final class StoreImporter {
         private final EventSink sink;
         private final List<Skip> skipped = new ArrayList<>();
         private final Set<String> sessions = new LinkedHashSet<>();
-        private final Map<Path, Map<String, String>> sessionsByMessage = new HashMap<>();
+        private final Map<Path, Map<String, String>> sessionsByMessage = new java.util.concurrent.ConcurrentHashMap<>();
         private int runs;
         private int engineEvents;
         private int sent;
@@ -243,6 +253,36 @@ public final class StoreImporter {
             progress.onStart(toRead, bytes);
 
             long idleBefore = config.clock().millis() - IDLE.toMillis();
+            // changed transcripts are read in parallel (each on its own), and applied in order on this thread
+            Map<Candidate, Future<Parsed>> reading = new HashMap<>();
+            ExecutorService readers = toRead > 1 ? Executors.newFixedThreadPool(READERS, r -> {
+                Thread t = new Thread(r, "computer-agent-reader");
+                t.setDaemon(true);
+                return t;
+            }) : null;
+            try {
+                for (Candidate c : found) {
+                    if (c.skip() == null && !c.subAgent() && !unchanged(c)) {
+                        reading.put(c, readers != null ? readers.submit(() -> readChanged(c, idleBefore))
+                                : CompletableFuture.completedFuture(readChanged(c, idleBefore)));
+                    }
+                }
+                applyInOrder(reading, idleBefore);
+            } finally {
+                if (readers != null) {
+                    readers.shutdownNow();
+                }
+            }
+            forgetVanished(agentStores);
+            if (dirty) {
+                sink.flush();
+                st.save(config.stateFile());
+            }
+            return new ImportSummary(sessions.size(), runs, engineEvents, sent, filesRead, skipped, idleClosed, gone,
+                    stores.values().stream().map(ImportSummary.Store::done).toList());
+        }
+
+        private void applyInOrder(Map<Candidate, Future<Parsed>> reading, long idleBefore) {
             for (Candidate c : found) {
                 if (c.skip() != null) {
                     skipped.add(new Skip(c.path(), c.skip()));
@@ -252,17 +292,20 @@ public final class StoreImporter {
                     skipped.add(new Skip(c.path(), "unchanged"));
                     closeIdle(c, idleBefore);
                 } else {
-                    read(c, idleBefore);
+                    try {
+                        apply(reading.get(c).get());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("the import was interrupted", e);
+                    } catch (ExecutionException e) {
+                        if (e.getCause() instanceof RuntimeException re) {
+                            throw re;
+                        }
+                        throw new IllegalStateException(e.getCause());
+                    }
                 }
                 checkpointIfDue();
             }
-            forgetVanished(agentStores);
-            if (dirty) {
-                sink.flush();
-                st.save(config.stateFile());
-            }
-            return new ImportSummary(sessions.size(), runs, engineEvents, sent, filesRead, skipped, idleClosed, gone,
-                    stores.values().stream().map(ImportSummary.Store::done).toList());
         }
 
         private ImportSummary.Store store(String agent, Path root) {
@@ -297,7 +340,16 @@ public final class StoreImporter {
             dirty = true;
         }
 
-        private void read(Candidate c, long idleBefore) {
+        /** What reading one changed transcript gave, before it is applied to the state and sent. */
+        private record Parsed(Candidate c, FileState fs, SessionParser parser, long from, List<Skip> malformed,
+                              String unreadable) {
+        }
+
+        /**
+         * Reads what changed in one transcript (on a worker thread: touches nothing shared but the read-only
+         * candidates and the thread-safe index of message ids).
+         */
+        private Parsed readChanged(Candidate c, long idleBefore) {
             FileState old = st.files.get(c.key());
             FileState fs;
             if (old == null || c.size() < old.offset || !c.agent().equals(old.agent)) {
@@ -309,6 +361,7 @@ public final class StoreImporter {
             long from = fs.offset;
             SessionParser parser = parser(c, fs);
             List<Skip> malformed = new ArrayList<>();
+            boolean lean = ClaudeParser.AGENT.equals(c.agent()) || CodexParser.AGENT.equals(c.agent());
             try {
                 if (c.format() != Format.LINES) {
                     List<JsonNode> records = AgentDiscovery.records(c.format(), c.path(), c.id());
@@ -325,7 +378,7 @@ public final class StoreImporter {
                     from = 0;
                 } else if (parser instanceof ClaudeParser claude && fs.session.prompts == 0) {
                     readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
-                        if (bytes.length > 0 && new String(bytes, StandardCharsets.UTF_8).contains("\"leafUuid\"")) {
+                        if (contains(bytes, LEAF_UUID)) {
                             JsonNode n = parse(bytes);
                             if (n != null && n.isObject()) {
                                 claude.summaryLeaf(n);
@@ -334,36 +387,47 @@ public final class StoreImporter {
                     });
                 }
                 if (c.format() == Format.LINES) {
-                long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
-                    if (isBlank(bytes)) {
-                        return;
-                    }
-                    JsonNode n;
-                    try {
-                        n = MAPPER.readTree(bytes);
-                    } catch (IOException e) {
-                        malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + firstLine(e.getMessage())));
-                        return;
-                    }
-                    if (n == null || !n.isObject()) {
-                        malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": not a JSON object"));
-                        return;
-                    }
-                    parser.line(n, lineNo);
-                });
-                fs.offset = end[0];
-                fs.lines = end[1];
+                    long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
+                        if (isBlank(bytes)) {
+                            return;
+                        }
+                        JsonNode n;
+                        try {
+                            n = lean ? LeanJson.read(bytes) : MAPPER.readTree(bytes);
+                        } catch (IOException e) {
+                            malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + firstLine(e.getMessage())));
+                            return;
+                        }
+                        if (n == null || !n.isObject()) {
+                            malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": not a JSON object"));
+                            return;
+                        }
+                        parser.line(n, lineNo);
+                    });
+                    fs.offset = end[0];
+                    fs.lines = end[1];
                 }
             } catch (IOException | UncheckedIOException e) {
-                skipped.add(new Skip(c.path(), "unreadable: " + e.getMessage()));
-                return;
+                return new Parsed(c, fs, parser, from, malformed, e.getMessage());
             }
             parser.finish(c.mtime() < idleBefore);
+            return new Parsed(c, fs, parser, from, malformed, null);
+        }
+
+        /** Applies what reading one transcript gave: its state, its events, its skips (in the file order). */
+        private void apply(Parsed r) {
+            Candidate c = r.c();
+            FileState fs = r.fs();
+            SessionParser parser = r.parser();
+            if (r.unreadable() != null) {
+                skipped.add(new Skip(c.path(), "unreadable: " + r.unreadable()));
+                return;
+            }
             fs.size = c.size();
             fs.mtime = c.mtime();
             st.files.put(c.key(), fs);
             dirty = true;
-            long readBytes = c.format() == Format.LINES ? fs.offset - from : 0;
+            long readBytes = c.format() == Format.LINES ? fs.offset - r.from() : 0;
             filesSinceCheckpoint++;
             bytesSinceCheckpoint += readBytes;
             ImportSummary.Store report = store(c.agent(), c.root());
@@ -380,7 +444,7 @@ public final class StoreImporter {
                 report.runs += runs - runsBefore;
                 report.read++;
                 filesRead++;
-                skipped.addAll(malformed);
+                skipped.addAll(r.malformed());
             }
             progress.onFile(c.path(), readBytes);
         }
@@ -478,7 +542,7 @@ public final class StoreImporter {
                     List<String> prompts = new ArrayList<>();
                     try {
                         readLines(c.path(), 0, c.size(), 0, (bytes, lineNo) -> {
-                            if (!new String(bytes, StandardCharsets.UTF_8).contains("\"user_message\"")) {
+                            if (!contains(bytes, USER_MESSAGE)) {
                                 return;
                             }
                             JsonNode n = parse(bytes);
@@ -513,10 +577,10 @@ public final class StoreImporter {
             for (Path f : files) {
                 try {
                     readLines(f, 0, Files.size(f), 0, (bytes, lineNo) -> {
-                        if (bytes.length == 0 || !new String(bytes, StandardCharsets.UTF_8).contains("\"uuid\"")) {
+                        if (!contains(bytes, UUID_FIELD)) {
                             return;
                         }
-                        JsonNode n = parse(bytes);
+                        JsonNode n = lean(bytes);
                         if (n != null && n.isObject() && !n.path("isSidechain").asBoolean(false)) {
                             String uuid = SessionParser.text(n, "uuid");
                             String sid = SessionParser.text(n, "sessionId");
@@ -583,12 +647,38 @@ public final class StoreImporter {
         return new long[] {consumed, lineNo};
     }
 
+    /** A line as a lean tree ({@link LeanJson}), or null when it is not JSON. */
+    static JsonNode lean(byte[] bytes) {
+        try {
+            return LeanJson.read(bytes);
+        } catch (IOException e) {
+            return null; // the main pass reports it as a malformed line
+        }
+    }
+
     static JsonNode parse(byte[] bytes) {
         try {
             return MAPPER.readTree(bytes);
         } catch (IOException e) {
             return null; // the main pass reports it as a malformed line
         }
+    }
+
+    /** Whether {@code needle} occurs in {@code hay} (bytes, no decoding). */
+    static boolean contains(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0, last = hay.length - needle.length; i <= last; i++) {
+            if (hay[i] != needle[0]) {
+                continue;
+            }
+            for (int j = 1; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
     }
 
     private static boolean isBlank(byte[] bytes) {
