@@ -30,6 +30,8 @@ public final class SessionJson {
         o.put("model", s.getModel());
         o.put("computer", s.getComputerId());
         o.put("folder", s.getFolder());
+        ArrayNode folders = o.putArray("folders");
+        s.getFolders().forEach(folders::add);
         o.put("project", s.getProjectName());
         ObjectNode first = o.putObject("firstTask");
         first.put("id", s.getFirstTaskId());
@@ -38,7 +40,8 @@ public final class SessionJson {
         latest.put("id", s.getLatestTaskId());
         latest.put("title", s.getLatestTaskTitle());
         o.put("latestReportSummary", oneLine(s.getLatestReportSummary()));
-        o.put("status", s.getStatus().name().toLowerCase(Locale.ROOT));
+        // a session whose agent transcript is gone from the computer's disk shows as gone (it cannot be resumed)
+        o.put("status", s.getGone() ? "gone" : s.getStatus().name().toLowerCase(Locale.ROOT));
         o.put("resumable", s.getResumable());
         if (s.getFill() == null) {
             o.putNull("fill");
@@ -118,6 +121,9 @@ public final class SessionJson {
             if (r.getTitle() != null) {
                 text.append(r.getTitle()).append('\n');
             }
+        }
+        for (String folder : s.getFolders()) {
+            text.append(folder).append('\n'); // every folder the session's runs used, not only the first
         }
         String hay = text.toString().toLowerCase(Locale.ROOT);
         for (String w : words) {

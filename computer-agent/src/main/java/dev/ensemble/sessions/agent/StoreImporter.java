@@ -432,7 +432,8 @@ public final class StoreImporter {
             bytesSinceCheckpoint += readBytes;
             ImportSummary.Store report = store(c.agent(), c.root());
             if (!fs.session.recognized) {
-                skipped.add(new Skip(c.path(), fs.lines == 0 ? "no complete line yet" : "not a transcript"));
+                skipped.add(new Skip(c.path(), fs.lines > 0 ? "not a transcript"
+                        : c.format() == Format.LINES ? "no complete line yet" : "no messages yet"));
             } else if (fs.session.subAgent || (fs.session.prompts == 0 && fs.session.sidechainSeen && fs.session.sessionId == null)) {
                 skipped.add(new Skip(c.path(), "sub-agent transcript"));
             } else {
@@ -525,6 +526,16 @@ public final class StoreImporter {
                 ImportState.SessionState ss = fs.session;
                 if (!ss.recognized || ss.subAgent || ss.firstRunId == null || ss.sessionId == null) {
                     continue;
+                }
+                if (ss.turn != null && !ss.turn.closed) {
+                    // the open turn can go on nowhere: it is done as of the transcript's last line
+                    int hash = k.lastIndexOf('#');
+                    Path file = Path.of(hash < 0 ? k : k.substring(0, hash));
+                    Candidate c = new Candidate(file, file.getParent(), fs.agent, false, fs.size, fs.mtime, Format.LINES,
+                            hash < 0 ? StoreImporter.stem(file) : k.substring(hash + 1), null, null, null);
+                    SessionParser parser = parser(c, fs);
+                    parser.finish(true);
+                    send(parser);
                 }
                 Event e = events.event(fs.agent + "/" + ss.sessionId + "/transcript/gone", config.clock().instant(),
                         EngineEvent.newBuilder().setRunId(ss.firstRunId).setAgentSessionId(ss.sessionId)

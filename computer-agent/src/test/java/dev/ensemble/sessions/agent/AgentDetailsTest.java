@@ -229,6 +229,22 @@ class AgentDetailsTest {
     }
 
     @Test
+    void aTranscriptGoneWithItsTurnOpenHasTheTurnDoneAsOfItsLastLine() throws IOException {
+        Stores stores = Stores.empty(tmp);
+        Path file = stores.claude.resolve("-a/S.jsonl");
+        write(file, claudeUser("u1", 1, "/a", "first prompt"), claudeUser("u2", 3, "/a", "[Request interrupted by user]"));
+        StoreImporter importer = stores.importer();
+        assertThat(stores.importStores(importer).statuses("claude-code:S")).hasSize(1); // WORKING
+
+        Files.delete(file);
+        Imported got = stores.importStores(importer);
+
+        assertThat(got.done("claude-code:S").getDurationMs()).isEqualTo(2_000L);
+        // the first turn ended without usage: its engine event of unknown fill, then the one saying the transcript is gone
+        assertThat(got.payloads(EngineEvent.class)).extracting(EngineEvent::getTranscriptGone).containsExactly(false, true);
+    }
+
+    @Test
     void aStoreFolderThatIsGoneIsNotTakenForDeletedSessions() throws IOException {
         Stores stores = Stores.empty(tmp);
         Path file = stores.claude.resolve("-a/S.jsonl");

@@ -1,0 +1,209 @@
+package dev.ensemble.sessions.deploy;
+
+import dev.ensemble.sessions.agent.AgentStores;
+import dev.ensemble.sessions.agent.ImportConfig;
+import dev.ensemble.sessions.agent.ImportSummary;
+import dev.ensemble.sessions.agent.KafkaEventSink;
+import dev.ensemble.sessions.agent.StoreImporter;
+import dev.ensemble.sessions.schema.TopicAdmin;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * {@code ensemble-sessions bench import}: the computer agent's import on a generated Claude Code store (copies of
+ * real transcripts with new session ids and folders), against ccusage 20.0.24 ({@code ccusage session --json},
+ * installed with npm into a temporary folder) reading the same store in the same run. Prints a Markdown table of
+ * medians: the first import (into a fresh embedded broker, as {@code up} does), a restart with nothing new, and
+ * ccusage cold and warm, with the ratio of the first import to ccusage cold.
+ */
+@Command(name = "import", mixinStandardHelpOptions = true,
+        description = "Times the computer agent's import of a generated Claude Code store against ccusage reading the same store.")
+final class ImportBench implements Callable<Integer> {
+    static final String CCUSAGE = "ccusage@20.0.24";
+
+    @Option(names = "--sessions", defaultValue = "500", description = "sessions to generate (default ${DEFAULT-VALUE})")
+    int sessions;
+
+    @Option(names = "--runs", defaultValue = "3", description = "runs of each measurement; the table shows medians (default ${DEFAULT-VALUE})")
+    int runs;
+
+    @Option(names = "--source", description = "a Claude Code projects folder whose transcripts are copied (default ../shared/data/agent-stores/claude/projects)")
+    Path source;
+
+    @Option(names = "--no-ccusage", description = "do not install and run ccusage")
+    boolean noCcusage;
+
+    @Override
+    public Integer call() throws Exception {
+        if (sessions < 1 || runs < 1) {
+            throw new IllegalArgumentException("--sessions and --runs must be 1 or more");
+        }
+        Path src = source != null ? source : defaultSource();
+        Path dir = Files.createTempDirectory("ensemble-import-bench");
+        PrintStream out = System.out;
+        Path claudeHome = dir.resolve("claude");
+        long bytes = generate(src, claudeHome.resolve("projects"), sessions, new Random(42));
+        out.printf("generated %,d sessions (%,.1f MB) from %s in %s%n", sessions, bytes / 1e6, src, claudeHome);
+
+        Path ccusage = noCcusage ? null : installCcusage(dir.resolve("npm"), out);
+        List<Double> ccCold = new ArrayList<>();
+        List<Double> ccWarm = new ArrayList<>();
+        if (ccusage != null) {
+            for (int i = 0; i < runs; i++) {
+                ccCold.add(runCcusage(ccusage, claudeHome, dir.resolve("npm-cache-" + i), true));
+                ccWarm.add(runCcusage(ccusage, claudeHome, dir.resolve("npm-cache-" + i), false));
+            }
+        }
+
+        List<Double> first = new ArrayList<>();
+        List<Double> restart = new ArrayList<>();
+        ImportSummary summary = null;
+        try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
+            kafka.waitUntilReady(Duration.ofSeconds(120));
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                    java.util.Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+                TopicAdmin.ensureTopics(admin, 1, (short) 1);
+            }
+            AgentStores stores = AgentStores.of(List.of(claudeHome.resolve("projects")), List.of());
+            for (int i = 0; i < runs; i++) {
+                Path state = dir.resolve("state-" + i + ".json");
+                ImportConfig config = new ImportConfig("bench", "bench-" + i, Clock.systemUTC(), state);
+                try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers())) {
+                    long t0 = System.nanoTime();
+                    summary = new StoreImporter(config).importStores(stores, sink);
+                    first.add((System.nanoTime() - t0) / 1e9);
+                    long t1 = System.nanoTime();
+                    new StoreImporter(config).importStores(stores, sink); // a restart: the state is read from its file
+                    restart.add((System.nanoTime() - t1) / 1e9);
+                }
+                out.printf("run %d: first import %.2f s, restart %.2f s%n", i + 1, first.get(i), restart.get(i));
+            }
+        }
+        out.println(summary);
+        out.println();
+        out.println("| store | first import | restart, nothing new | ccusage cold / warm | first import / ccusage cold |");
+        out.println("|---|---:|---:|---:|---:|");
+        String cc = ccusage == null ? "not run" : String.format("%.2f / %.2f s", median(ccCold), median(ccWarm));
+        String ratio = ccusage == null ? "-" : String.format("%.2f", median(first) / median(ccCold));
+        out.printf("| %,d sessions, %,.0f MB | %.2f s | %.2f s | %s | %s |%n", sessions, bytes / 1e6, median(first),
+                median(restart), cc, ratio);
+        out.printf("(medians of %d runs; %d cores)%n", runs, Runtime.getRuntime().availableProcessors());
+        return 0;
+    }
+
+    /** {@code ../shared/data/agent-stores/claude/projects} from the working folder (or one folder further up). */
+    static Path defaultSource() {
+        Path beside = Path.of("../shared/data/agent-stores/claude/projects").toAbsolutePath().normalize();
+        Path above = Path.of("../../shared/data/agent-stores/claude/projects").toAbsolutePath().normalize();
+        return Files.isDirectory(beside) || !Files.isDirectory(above) ? beside : above;
+    }
+
+    /**
+     * Copies the source transcripts round-robin into {@code projects}: each copy gets a new session id (in its
+     * name and lines) and a folder of its own ({@code /bench/project-<n>}, ten sessions a folder).
+     *
+     * @return bytes written
+     */
+    static long generate(Path source, Path projects, int sessions, Random random) throws IOException {
+        List<Path> files = new ArrayList<>();
+        try (Stream<Path> s = Files.walk(source, 2)) {
+            s.filter(p -> p.getFileName().toString().endsWith(".jsonl") && !p.getFileName().toString().startsWith("agent-"))
+                    .sorted().forEach(files::add);
+        }
+        if (files.isEmpty()) {
+            throw new IllegalArgumentException("no transcripts in " + source);
+        }
+        List<String> texts = new ArrayList<>();
+        List<String> ids = new ArrayList<>();
+        List<String> cwds = new ArrayList<>();
+        for (Path f : files) {
+            String text = Files.readString(f, StandardCharsets.UTF_8);
+            texts.add(text);
+            String name = f.getFileName().toString();
+            ids.add(name.substring(0, name.length() - ".jsonl".length()));
+            int at = text.indexOf("\"cwd\":\"");
+            cwds.add(at < 0 ? null : text.substring(at + 7, text.indexOf('"', at + 7)));
+        }
+        long bytes = 0;
+        for (int i = 0; i < sessions; i++) {
+            int k = i % texts.size();
+            String id = new UUID(random.nextLong(), random.nextLong()).toString();
+            String folder = "/bench/project-" + i / 10;
+            String text = texts.get(k).replace(ids.get(k), id);
+            if (cwds.get(k) != null) {
+                text = text.replace("\"cwd\":\"" + cwds.get(k) + "\"", "\"cwd\":\"" + folder + "\"");
+            }
+            Path target = projects.resolve(folder.replace('/', '-')).resolve(id + ".jsonl");
+            Files.createDirectories(target.getParent());
+            byte[] b = text.getBytes(StandardCharsets.UTF_8);
+            Files.write(target, b);
+            bytes += b.length;
+        }
+        return bytes;
+    }
+
+    /** Installs ccusage with npm into {@code dir}; null, with a message, when npm is absent or the install fails. */
+    static Path installCcusage(Path dir, PrintStream out) throws IOException, InterruptedException {
+        Files.createDirectories(dir);
+        ProcessBuilder pb = new ProcessBuilder("npm", "install", "--no-audit", "--no-fund", "--prefix", dir.toString(), CCUSAGE)
+                .redirectErrorStream(true).redirectOutput(dir.resolve("npm-install.log").toFile());
+        try {
+            Process p = pb.start();
+            if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                out.println("ccusage comparison skipped: npm install " + CCUSAGE + " failed (see " + dir.resolve("npm-install.log") + ")");
+                return null;
+            }
+        } catch (IOException e) {
+            out.println("ccusage comparison skipped: npm is not installed (" + e.getMessage() + ")");
+            return null;
+        }
+        Path bin = dir.resolve("node_modules/.bin/ccusage");
+        if (!Files.isExecutable(bin)) {
+            out.println("ccusage comparison skipped: " + bin + " not found after npm install");
+            return null;
+        }
+        return bin;
+    }
+
+    /** Seconds ccusage takes to read the store ({@code session --json --offline}); cold empties its cache first. */
+    static double runCcusage(Path bin, Path claudeHome, Path cache, boolean cold) throws IOException, InterruptedException {
+        if (cold && Files.exists(cache)) {
+            try (Stream<Path> s = Files.walk(cache)) {
+                s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+        ProcessBuilder pb = new ProcessBuilder(bin.toString(), "session", "--json", "--offline")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().put("CLAUDE_CONFIG_DIR", claudeHome.toString());
+        pb.environment().put("XDG_CACHE_HOME", cache.toString());
+        long t0 = System.nanoTime();
+        Process p = pb.start();
+        if (!p.waitFor(10, TimeUnit.MINUTES) || p.exitValue() != 0) {
+            throw new IllegalStateException("ccusage failed (exit " + (p.isAlive() ? "timeout" : p.exitValue()) + ")");
+        }
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    static double median(List<Double> xs) {
+        List<Double> s = new ArrayList<>(xs);
+        Collections.sort(s);
+        int n = s.size();
+        return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+    }
+}
