@@ -44,7 +44,12 @@ final class LeanJson {
      * @throws IOException when it is not JSON
      */
     static JsonNode read(byte[] line) throws IOException {
-        try (JsonParser p = FACTORY.createParser(line)) {
+        return read(line, 0, line.length);
+    }
+
+    /** The {@code len} bytes of {@code buf} from {@code off} as a lean tree. */
+    static JsonNode read(byte[] buf, int off, int len) throws IOException {
+        try (JsonParser p = FACTORY.createParser(buf, off, len)) {
             JsonToken t = p.nextToken();
             if (t == null) {
                 throw new IOException("no JSON value");

@@ -10,12 +10,9 @@ import dev.ensemble.sessions.events.RunClaimed;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.channels.Channels;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitOption;
@@ -76,7 +73,9 @@ public final class StoreImporter {
     private static final int READERS = Math.max(1, Runtime.getRuntime().availableProcessors());
     private static final byte[] LEAF_UUID = "\"leafUuid\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] USER_MESSAGE = "\"user_message\"".getBytes(StandardCharsets.UTF_8);
-    private static final byte[] UUID_FIELD = "\"uuid\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] UUID_KEY = "\"uuid\":\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] SESSION_ID_KEY = "\"sessionId\":\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] SIDECHAIN = "\"isSidechain\":true".getBytes(StandardCharsets.UTF_8);
     private static final long CHECKPOINT_BYTES = 128L << 20;
 
     private final ImportConfig config;
@@ -377,9 +376,9 @@ public final class StoreImporter {
                     fs.offset = c.size();
                     from = 0;
                 } else if (parser instanceof ClaudeParser claude && fs.session.prompts == 0) {
-                    readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
-                        if (contains(bytes, LEAF_UUID)) {
-                            JsonNode n = parse(bytes);
+                    readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
+                        if (contains(bytes, off, len, LEAF_UUID)) {
+                            JsonNode n = lean(bytes, off, len);
                             if (n != null && n.isObject()) {
                                 claude.summaryLeaf(n);
                             }
@@ -387,13 +386,13 @@ public final class StoreImporter {
                     });
                 }
                 if (c.format() == Format.LINES) {
-                    long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, lineNo) -> {
-                        if (isBlank(bytes)) {
+                    long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
+                        if (isBlank(bytes, off, len)) {
                             return;
                         }
                         JsonNode n;
                         try {
-                            n = lean ? LeanJson.read(bytes) : MAPPER.readTree(bytes);
+                            n = lean ? LeanJson.read(bytes, off, len) : MAPPER.readTree(bytes, off, len);
                         } catch (IOException e) {
                             malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + firstLine(e.getMessage())));
                             return;
@@ -552,11 +551,11 @@ public final class StoreImporter {
                 if (CodexParser.AGENT.equals(c.agent()) && id.equals(codexSessionId(c.path()))) {
                     List<String> prompts = new ArrayList<>();
                     try {
-                        readLines(c.path(), 0, c.size(), 0, (bytes, lineNo) -> {
-                            if (!contains(bytes, USER_MESSAGE)) {
+                        readLines(c.path(), 0, c.size(), 0, (bytes, off, len, lineNo) -> {
+                            if (!contains(bytes, off, len, USER_MESSAGE)) {
                                 return;
                             }
-                            JsonNode n = parse(bytes);
+                            JsonNode n = lean(bytes, off, len);
                             JsonNode p = n == null ? null : n.path("payload");
                             if (p != null && "user_message".equals(SessionParser.text(p, "type"))) {
                                 String t = SessionParser.text(p, "message");
@@ -587,17 +586,19 @@ public final class StoreImporter {
             }
             for (Path f : files) {
                 try {
-                    readLines(f, 0, Files.size(f), 0, (bytes, lineNo) -> {
-                        if (!contains(bytes, UUID_FIELD)) {
+                    readLines(f, 0, Files.size(f), 0, (bytes, off, len, lineNo) -> {
+                        // no JSON parse: the values of "sessionId" and every "uuid" key, found as bytes
+                        int u = indexOf(bytes, off, len, UUID_KEY, off);
+                        if (u < 0 || contains(bytes, off, len, SIDECHAIN)) {
                             return;
                         }
-                        JsonNode n = lean(bytes);
-                        if (n != null && n.isObject() && !n.path("isSidechain").asBoolean(false)) {
-                            String uuid = SessionParser.text(n, "uuid");
-                            String sid = SessionParser.text(n, "sessionId");
-                            if (uuid != null && sid != null) {
+                        String sid = stringAfter(bytes, off, len, SESSION_ID_KEY);
+                        while (u >= 0 && sid != null) {
+                            String uuid = stringAt(bytes, u + UUID_KEY.length, off + len);
+                            if (uuid != null) {
                                 index.putIfAbsent(uuid, sid);
                             }
+                            u = indexOf(bytes, off, len, UUID_KEY, u + UUID_KEY.length);
                         }
                     });
                 } catch (IOException | UncheckedIOException e) {
@@ -612,15 +613,19 @@ public final class StoreImporter {
         return root.toAbsolutePath().normalize().toString();
     }
 
-    /** Receives one complete line (without its line end) and its number, counted from 1. */
+    /**
+     * Receives one complete line (without its line end): {@code len} bytes of {@code buf} from {@code off}, valid
+     * only during the call (the buffer is reused), and its number, counted from 1.
+     */
     @FunctionalInterface
     interface LineConsumer {
-        void accept(byte[] line, long lineNo);
+        void accept(byte[] buf, int off, int len, long lineNo);
     }
 
     /**
      * Reads the complete lines between byte {@code from} and byte {@code to} (a line end at or before {@code to}
-     * completes a line; the rest is left for later).
+     * completes a line; the rest is left for later), handing each to {@code consumer} in place in one reused
+     * buffer (1 MiB, doubled for a longer line): no copy of a line is made.
      *
      * @return {offset just after the last complete line, line count}
      */
@@ -629,56 +634,84 @@ public final class StoreImporter {
         long lineNo = linesBefore;
         try (SeekableByteChannel ch = Files.newByteChannel(file, StandardOpenOption.READ)) {
             ch.position(from);
-            InputStream in = Channels.newInputStream(ch);
-            byte[] buf = new byte[1 << 16];
-            ByteArrayOutputStream line = new ByteArrayOutputStream(8192);
-            long pos = from;
+            byte[] buf = new byte[1 << 20];
+            int have = 0; // bytes of an incomplete line at the start of buf
+            long pos = from; // the file position just after the bytes read so far
             while (pos < to) {
-                int n = in.read(buf, 0, (int) Math.min(buf.length, to - pos));
+                if (have == buf.length) {
+                    buf = Arrays.copyOf(buf, buf.length * 2); // a line longer than the buffer
+                }
+                int n = ch.read(java.nio.ByteBuffer.wrap(buf, have, (int) Math.min(buf.length - have, to - pos)));
                 if (n < 0) {
                     break;
                 }
+                pos += n;
+                int end = have + n;
                 int start = 0;
-                for (int i = 0; i < n; i++) {
+                for (int i = have; i < end; i++) {
                     if (buf[i] == '\n') {
-                        line.write(buf, start, i - start);
-                        byte[] bytes = line.toByteArray();
-                        int len = bytes.length > 0 && bytes[bytes.length - 1] == '\r' ? bytes.length - 1 : bytes.length;
+                        int len = i - start;
+                        if (len > 0 && buf[start + len - 1] == '\r') {
+                            len--;
+                        }
                         lineNo++;
-                        consumer.accept(len == bytes.length ? bytes : Arrays.copyOf(bytes, len), lineNo);
-                        line.reset();
+                        consumer.accept(buf, start, len, lineNo);
                         start = i + 1;
-                        consumed = pos + i + 1;
+                        consumed = pos - (end - start);
                     }
                 }
-                line.write(buf, start, n - start);
-                pos += n;
+                System.arraycopy(buf, start, buf, 0, end - start);
+                have = end - start;
             }
         }
         return new long[] {consumed, lineNo};
     }
 
     /** A line as a lean tree ({@link LeanJson}), or null when it is not JSON. */
-    static JsonNode lean(byte[] bytes) {
+    static JsonNode lean(byte[] bytes, int off, int len) {
         try {
-            return LeanJson.read(bytes);
+            return LeanJson.read(bytes, off, len);
         } catch (IOException e) {
             return null; // the main pass reports it as a malformed line
         }
     }
 
-    static JsonNode parse(byte[] bytes) {
+    static JsonNode parse(byte[] bytes, int off, int len) {
         try {
-            return MAPPER.readTree(bytes);
+            return MAPPER.readTree(bytes, off, len);
         } catch (IOException e) {
             return null; // the main pass reports it as a malformed line
         }
     }
 
-    /** Whether {@code needle} occurs in {@code hay} (bytes, no decoding). */
-    static boolean contains(byte[] hay, byte[] needle) {
+    /** The plain string value right after {@code key} (a {@code "name":"} pattern) in the line, or null. */
+    static String stringAfter(byte[] b, int off, int len, byte[] key) {
+        int at = indexOf(b, off, len, key, off);
+        return at < 0 ? null : stringAt(b, at + key.length, off + len);
+    }
+
+    /** The characters from {@code start} to the next quote (an id: no escapes), or null when there is none. */
+    static String stringAt(byte[] b, int start, int end) {
+        for (int i = start; i < end && i - start < 200; i++) {
+            if (b[i] == '"') {
+                return new String(b, start, i - start, StandardCharsets.UTF_8);
+            }
+            if (b[i] == '\\') {
+                return null;
+            }
+        }
+        return null;
+    }
+
+    /** Whether {@code needle} occurs in {@code hay[off, off + len)} (bytes, no decoding). */
+    static boolean contains(byte[] hay, int off, int len, byte[] needle) {
+        return indexOf(hay, off, len, needle, off) >= 0;
+    }
+
+    /** Where {@code needle} next occurs in {@code hay[off, off + len)} at or after {@code at}, or -1. */
+    static int indexOf(byte[] hay, int off, int len, byte[] needle, int at) {
         outer:
-        for (int i = 0, last = hay.length - needle.length; i <= last; i++) {
+        for (int i = at, last = off + len - needle.length; i <= last; i++) {
             if (hay[i] != needle[0]) {
                 continue;
             }
@@ -687,13 +720,14 @@ public final class StoreImporter {
                     continue outer;
                 }
             }
-            return true;
+            return i;
         }
-        return false;
+        return -1;
     }
 
-    private static boolean isBlank(byte[] bytes) {
-        for (byte b : bytes) {
+    private static boolean isBlank(byte[] bytes, int off, int len) {
+        for (int i = off; i < off + len; i++) {
+            byte b = bytes[i];
             if (b != ' ' && b != '\t' && b != '\r') {
                 return false;
             }
