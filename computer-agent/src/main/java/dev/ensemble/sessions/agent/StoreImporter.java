@@ -74,6 +74,8 @@ public final class StoreImporter {
     private static final byte[] LEAF_UUID = "\"leafUuid\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] USER_MESSAGE = "\"user_message\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] UUID_KEY = "\"uuid\":\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] TYPE_USER = "\"type\":\"user\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] TYPE_ASSISTANT = "\"type\":\"assistant\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] SESSION_ID_KEY = "\"sessionId\":\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] SIDECHAIN = "\"isSidechain\":true".getBytes(StandardCharsets.UTF_8);
     private static final long CHECKPOINT_BYTES = 128L << 20;
@@ -376,14 +378,21 @@ public final class StoreImporter {
                     fs.offset = c.size();
                     from = 0;
                 } else if (parser instanceof ClaudeParser claude && fs.session.prompts == 0) {
-                    readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
-                        if (contains(bytes, off, len, LEAF_UUID)) {
-                            JsonNode n = lean(bytes, off, len);
-                            if (n != null && n.isObject()) {
-                                claude.summaryLeaf(n);
+                    // the summary lines Claude Code writes before a resumed conversation: read up to its first message
+                    try {
+                        readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
+                            if (contains(bytes, off, len, LEAF_UUID)) {
+                                JsonNode n = lean(bytes, off, len);
+                                if (n != null && n.isObject()) {
+                                    claude.summaryLeaf(n);
+                                }
+                            } else if (contains(bytes, off, len, TYPE_USER) || contains(bytes, off, len, TYPE_ASSISTANT)) {
+                                throw new ConversationBegun();
                             }
-                        }
-                    });
+                        });
+                    } catch (ConversationBegun begun) {
+                        // the rest is read by the main pass
+                    }
                 }
                 if (c.format() == Format.LINES) {
                     long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
@@ -611,6 +620,13 @@ public final class StoreImporter {
 
     static String rootKey(Path root) {
         return root.toAbsolutePath().normalize().toString();
+    }
+
+    /** Ends the look for summary lines at the first line of the conversation. */
+    private static final class ConversationBegun extends RuntimeException {
+        ConversationBegun() {
+            super(null, null, false, false);
+        }
     }
 
     /**
