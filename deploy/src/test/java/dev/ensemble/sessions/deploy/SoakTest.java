@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class SoakTest {
     @Test
-    @Timeout(value = 12, unit = TimeUnit.MINUTES)
+    @Timeout(value = 20, unit = TimeUnit.MINUTES)
     void everyAcceptedEventShowsNothingRefusedDoesTheViewsFlowAndTheLogHasNoDuplicateAcrossAKillMinus9(@TempDir Path dir) throws Exception {
         ByteArrayOutputStream progress = new ByteArrayOutputStream();
         Soak.Result r = Soak.run(new Soak.Settings(2_000, 50, 0.01, 0.05, 0.5, 4, 0.5, dir, List.of("-Xmx1g"),
