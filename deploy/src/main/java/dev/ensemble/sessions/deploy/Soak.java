@@ -97,7 +97,7 @@ final class Soak {
                   long requestsRetried, int killAtEvents, double killAtSeconds, double restartSeconds,
                   double answersResumedSeconds, int viewsChecked, int missing, String missingBreakdown, int accountsWithMissing, int accountsChecked, int leakedInViews, int leakedInLog,
                   int acceptedNotInLog, int erroredInLog, int probes, int probesNeverSeen, int accountsProbed,
-                  int accountsFlowing, long delayP50Ms, long delayP99Ms, long delayMaxMs, long delayMaxOutsideRestartMs,
+                  int accountsFlowing, long accountMaxDelayP50Ms, long delayP50Ms, long delayP99Ms, long delayMaxMs, long delayMaxOutsideRestartMs,
                   String slowestAccount, long logRecords, int duplicatesInLog, int duplicatedEventIds, int undecodable,
                   double settleSeconds, double seconds, List<String> problems) {
         /** True when every check held: nothing missing, nothing leaked, every answer definite, no duplicate, views flowing. */
@@ -857,12 +857,13 @@ final class Soak {
             ds = new ArrayList<>(probes.delays);
         }
         long[] all = ds.stream().mapToLong(d -> d[0]).sorted().toArray();
-        long outside = ds.stream().filter(d -> d[1] == 1).mapToLong(d -> d[0]).max().orElse(0);
+        long outside = ds.stream().filter(d -> d[1] == 1).mapToLong(d -> d[0]).max().orElse(-1);
         String slowest = probes.maxByAccount.entrySet().stream().max(Map.Entry.comparingByValue())
                 .map(e -> e.getKey() + " (" + e.getValue() + " ms)").orElse("-");
         int neverSeen = probes.pending.size();
         probes.pending.values().forEach(p -> problems.add("a sampled run never showed in its session: " + describe(p)));
         int flowing = (int) probes.probed.stream().filter(a -> !probes.pending.containsKey(a)).count();
+        long[] accountMax = probes.maxByAccount.values().stream().mapToLong(Long::longValue).sorted().toArray();
         List<Variant> vs = new ArrayList<>();
         variants.forEach((k, v) -> {
             String[] parts = k.split("\n", 2);
@@ -872,7 +873,7 @@ final class Soak {
                 goodRejected, errored, unanswered, conflicting, retried.get(), killEvents, killTimes[0] / 1000.0, killTimes[1] / 1000.0,
                 firstAnswerAfterKill.get() == Long.MAX_VALUE ? -1 : (firstAnswerAfterKill.get() - killedAtMillis) / 1000.0,
                 viewsChecked, missing, missing == 0 ? "" : "by event: " + join(missingByType) + "; by when answered: " + join(missingByWhen), accountsWithMissing, checks.size(), leaked, leakedInLog, acceptedNotInLog, erroredInLog,
-                all.length + neverSeen, neverSeen, probes.probed.size(), flowing, pct(all, 0.50), pct(all, 0.99),
+                all.length + neverSeen, neverSeen, probes.probed.size(), flowing, pct(accountMax, 0.50), pct(all, 0.50), pct(all, 0.99),
                 all.length == 0 ? 0 : all[all.length - 1], outside, slowest, log.records(), duplicates, duplicatedIds,
                 log.undecodable(), settleSeconds, seconds, List.copyOf(problems));
     }
@@ -899,11 +900,11 @@ final class Soak {
         row(sb, "leaked from refused events", String.format("%,d in the views, %,d in the log", r.leakedInViews(), r.leakedInLog()));
         row(sb, "accepted but not in the log", String.format("%,d", r.acceptedNotInLog()));
         row(sb, "view delay (from the answer to the run in its session)", String.format(
-                "%,d sampled runs: p50 %.1f s, p99 %.1f s, max %.1f s (max outside the restart: %.1f s); slowest account %s",
-                r.probes(), r.delayP50Ms() / 1000.0, r.delayP99Ms() / 1000.0, r.delayMaxMs() / 1000.0, r.delayMaxOutsideRestartMs() / 1000.0,
-                r.slowestAccount()));
-        row(sb, "accounts whose views kept flowing", String.format("%,d of %,d sampled (runs never shown: %,d)", r.accountsFlowing(),
-                r.accountsProbed(), r.probesNeverSeen()));
+                "%,d sampled runs: p50 %.1f s, p99 %.1f s, max %.1f s (max of those not spanning the restart: %s); slowest account %s",
+                r.probes(), r.delayP50Ms() / 1000.0, r.delayP99Ms() / 1000.0, r.delayMaxMs() / 1000.0,
+                r.delayMaxOutsideRestartMs() < 0 ? "none such" : String.format("%.1f s", r.delayMaxOutsideRestartMs() / 1000.0), r.slowestAccount()));
+        row(sb, "accounts whose views kept flowing", String.format("%,d of %,d sampled (runs never shown: %,d); an account's max delay: median %.1f s",
+                r.accountsFlowing(), r.accountsProbed(), r.probesNeverSeen(), r.accountMaxDelayP50Ms() / 1000.0));
         row(sb, "duplicates in the log", String.format("%,d (eventIds appended more than once: %,d; %,d records of the accounts read; undecodable: %,d)",
                 r.duplicatesInLog(), r.duplicatedEventIds(), r.logRecords(), r.undecodable()));
         row(sb, "verdict", r.passed() ? "every check held" : "FAILED (findings below)");
