@@ -162,7 +162,7 @@ final class Soak {
         }
         ExecutorService clients = Executors.newFixedThreadPool(s.clients(), named("soak-client"));
         ExecutorService second = Executors.newCachedThreadPool(named("soak-client-again"));
-        ScheduledExecutorService probing = Executors.newScheduledThreadPool(2, named("soak-probe"));
+        ScheduledExecutorService probing = Executors.newScheduledThreadPool(4, named("soak-probe"));
         Probes probes = new Probes(probing);
         accounts.forEach(a -> probes.token(a.name(), a.token()));
         DataDir data = DataDir.of(s.workDir().resolve("data"));
@@ -410,8 +410,13 @@ final class Soak {
 
     // ---- view delay ----
 
-    /** Polls the sessions of sampled accepted runs until they show them; one probe per account at a time. */
+    /**
+     * Polls the sessions of sampled accepted runs (every 250 ms) until they show them: one probe per account at a time, at
+     * most {@link #MAX_PENDING} at once (half of them kept for accounts not sampled yet), so that the polling neither
+     * loads {@code up} nor lags behind.
+     */
     private final class Probes {
+        static final int MAX_PENDING = 64;
         private final ScheduledExecutorService pool;
         private final Set<String> probing = ConcurrentHashMap.newKeySet();
         private final Set<String> probed = ConcurrentHashMap.newKeySet();
@@ -428,10 +433,10 @@ final class Soak {
         void maybeProbe(Item claim, long answeredAt) {
             String acct = claim.account();
             boolean firstOfAccount = !probed.contains(acct);
-            if (!firstOfAccount && ThreadLocalRandom.current().nextDouble() >= s.probeShare()) {
+            if (!firstOfAccount && (ThreadLocalRandom.current().nextDouble() >= s.probeShare() || probing.size() >= MAX_PENDING / 2)) {
                 return;
             }
-            if (!probing.add(acct)) {
+            if (probing.size() >= MAX_PENDING || !probing.add(acct)) {
                 return;
             }
             probed.add(acct);
