@@ -908,8 +908,8 @@ final class Soak {
                 "%,d sampled runs: p50 %.1f s, p99 %.1f s, max %.1f s (max of those not spanning the restart: %s); slowest account %s",
                 r.probes(), r.delayP50Ms() / 1000.0, r.delayP99Ms() / 1000.0, r.delayMaxMs() / 1000.0,
                 r.delayMaxOutsideRestartMs() < 0 ? "none such" : String.format("%.1f s", r.delayMaxOutsideRestartMs() / 1000.0), r.slowestAccount()));
-        row(sb, "accounts whose views kept flowing", String.format("%,d of %,d sampled (runs never shown: %,d); an account's max delay: median %.1f s",
-                r.accountsFlowing(), r.accountsProbed(), r.probesNeverSeen(), r.accountMaxDelayP50Ms() / 1000.0));
+        row(sb, "accounts whose views kept flowing", String.format("%,d of the %,d accounts sampled (of %,d; runs never shown: %,d); an account's max delay: median %.1f s",
+                r.accountsFlowing(), r.accountsProbed(), r.accounts(), r.probesNeverSeen(), r.accountMaxDelayP50Ms() / 1000.0));
         row(sb, "duplicates in the log", String.format("%,d (eventIds appended more than once: %,d; %,d records of the accounts read; undecodable: %,d)",
                 r.duplicatesInLog(), r.duplicatedEventIds(), r.logRecords(), r.undecodable()));
         row(sb, "verdict", r.passed() ? "every check held" : "FAILED (findings below)");
