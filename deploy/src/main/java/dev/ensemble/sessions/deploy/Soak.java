@@ -87,7 +87,7 @@ final class Soak {
     }
 
     /** Bad events sent, accepted and rejected, per variant. */
-    record Variant(Kind kind, String variant, int sent, int accepted, int rejected, int errored, Set<Integer> statuses) {
+    record Variant(Kind kind, String variant, int sent, int accepted, int rejected, int errored, Set<String> answers) {
     }
 
     /** What the soak found; {@link #passed()} when every check held. */
@@ -130,6 +130,7 @@ final class Soak {
         final Item item;
         String answer; // accepted, rejected, errored (a 5xx), or null (none yet)
         String reason;
+        String error; // the answer's error code (invalid, too_large, …), if any
         int status;
         long answeredAt;
         boolean duplicate;
@@ -336,10 +337,12 @@ final class Soak {
                 for (JsonNode r : answer.path("results")) {
                     Item item = todo.get(r.path("index").asInt());
                     String reason = r.path("reason").asText("");
-                    if (r.path("status").asText().equals("rejected") && reason.contains("post it again")) {
-                        again.add(item);
+                    if (r.path("status").asText().equals("rejected")
+                            && (r.path("error").asText().equals("unavailable") || reason.contains("post it again"))) {
+                        again.add(item); // the log did not take it
                     } else {
-                        record(item, r.path("status").asText(), reason, resp.statusCode(), now, r.path("duplicate").asBoolean(), probes);
+                        record(item, r.path("status").asText(), r.path("error").asText(null), reason, resp.statusCode(), now,
+                                r.path("duplicate").asBoolean(), probes);
                     }
                 }
                 if (answer.path("results").size() != todo.size()) {
@@ -367,7 +370,8 @@ final class Soak {
             }
             String message = answer != null && answer.has("message") ? answer.path("message").asText()
                     : resp.body().substring(0, Math.min(200, resp.body().length()));
-            record(todo.get(0), resp.statusCode() >= 500 ? "errored" : "rejected", message, resp.statusCode(), now, false, probes);
+            record(todo.get(0), resp.statusCode() >= 500 ? "errored" : "rejected", answer == null ? null : answer.path("error").asText(null),
+                    message, resp.statusCode(), now, false, probes);
             return;
         }
     }
@@ -380,7 +384,7 @@ final class Soak {
         }
     }
 
-    private void record(Item item, String answer, String reason, int status, long at, boolean duplicate, Probes probes) {
+    private void record(Item item, String answer, String error, String reason, int status, long at, boolean duplicate, Probes probes) {
         Entry e = ledger.get(item.eventId());
         boolean first;
         synchronized (e) {
@@ -388,6 +392,7 @@ final class Soak {
             if (first) {
                 e.answer = answer;
                 e.reason = reason;
+                e.error = error;
                 e.status = status;
                 e.answeredAt = at;
                 e.duplicate = duplicate;
@@ -777,7 +782,7 @@ final class Soak {
         Map<Kind, Integer> sent = new EnumMap<>(Kind.class);
         Map<Kind, Integer> rejectedByKind = new EnumMap<>(Kind.class);
         Map<String, int[]> variants = new TreeMap<>();
-        Map<String, Set<Integer>> variantStatuses = new HashMap<>();
+        Map<String, Set<String>> variantStatuses = new HashMap<>();
         int accepted = 0, asDuplicate = 0, goodRejected = 0, errored = 0, unanswered = 0, conflicting = 0;
         int leakedInLog = 0, acceptedNotInLog = 0, erroredInLog = 0, posted2 = 0, posted2c = 0;
         for (Account a : accounts) {
@@ -798,7 +803,7 @@ final class Soak {
                 v[1] += "accepted".equals(e.answer) ? 1 : 0;
                 v[2] += "rejected".equals(e.answer) ? 1 : 0;
                 v[3] += "errored".equals(e.answer) ? 1 : 0;
-                variantStatuses.computeIfAbsent(key, k -> new java.util.TreeSet<>()).add(e.status);
+                variantStatuses.computeIfAbsent(key, k -> new java.util.TreeSet<>()).add(e.status + " " + (e.error != null ? e.error : e.answer));
             }
             if (e.answer == null) {
                 unanswered++;
@@ -914,10 +919,10 @@ final class Soak {
                 r.duplicatesInLog(), r.duplicatedEventIds(), r.logRecords(), r.undecodable()));
         row(sb, "verdict", r.passed() ? "every check held" : "FAILED (findings below)");
         sb.append('\n');
-        sb.append("| bad event | kind | sent | accepted | rejected | 5xx | HTTP statuses |\n|---|---|---:|---:|---:|---:|---|\n");
+        sb.append("| bad event | kind | sent | accepted | rejected | 5xx | answers (HTTP status, error) |\n|---|---|---:|---:|---:|---:|---|\n");
         for (Variant v : r.variants()) {
             sb.append(String.format("| %s | %s | %,d | %,d | %,d | %,d | %s |%n", v.variant(), v.kind().label, v.sent(), v.accepted(),
-                    v.rejected(), v.errored(), v.statuses().stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", "))));
+                    v.rejected(), v.errored(), String.join(", ", v.answers())));
         }
         if (!r.problems().isEmpty()) {
             sb.append("\nFindings (").append(r.problems().size()).append("; the first of each sort):\n\n");

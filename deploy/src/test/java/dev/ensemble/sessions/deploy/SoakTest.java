@@ -55,13 +55,13 @@ class SoakTest {
         Path file = dir.resolve("docs/reliability.md");
         Soak.Result r = new Soak.Result(100, 2, 20, 1, 1, 99, 3, java.util.Map.of(SoakWorkload.Kind.GOOD, 99, SoakWorkload.Kind.OVERSIZED, 1),
                 java.util.Map.of(SoakWorkload.Kind.OVERSIZED, 1), List.of(new Soak.Variant(SoakWorkload.Kind.OVERSIZED,
-                "title of 300,000 characters", 1, 0, 1, 0, java.util.Set.of(400))), 0, 0, 0, 0, 4, 50, 3.0, 30.5, 12.0, 99, 0, "", 0, 2, 0, 0,
+                "title of 300,000 characters", 1, 0, 1, 0, java.util.Set.of("413 too_large"))), 0, 0, 0, 0, 4, 50, 3.0, 30.5, 12.0, 99, 0, "", 0, 2, 0, 0,
                 0, 0, 10, 0, 2, 2, 800, 400, 900, 31_000, 1_200, "soak-00001 (31000 ms)", 99, 0, 0, 0, 2.0, 60.0, List.of());
         String first = SoakCommand.block(r, "ensemble-sessions soak --events 100", ZonedDateTime.of(2026, 12, 1, 15, 0, 0, 0, ZoneOffset.UTC), "abc1234");
         SoakCommand.appendUnderSoak(file, first);
         String text = Files.readString(file);
         assertThat(text).startsWith("# Reliability\n\n## Soak\n\n`ensemble-sessions soak`").contains("### 2026-12-01 15:00 UTC, commit abc1234")
-                .contains("| duplicates in the log | 0 ").contains("| title of 300,000 characters | oversized | 1 | 0 | 1 | 0 | 400 |")
+                .contains("| duplicates in the log | 0 ").contains("| title of 300,000 characters | oversized | 1 | 0 | 1 | 0 | 413 too_large |")
                 .contains("| verdict | every check held |");
 
         Files.writeString(file, text + "\n## Limits\n\nothers' words\n"); // another section after it
