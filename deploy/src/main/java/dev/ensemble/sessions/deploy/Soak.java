@@ -99,7 +99,7 @@ final class Soak {
                   int acceptedNotInLog, int erroredInLog, int probes, int probesNeverSeen, int accountsProbed,
                   int accountsFlowing, long accountMaxDelayP50Ms, long delayP50Ms, long delayP99Ms, long delayMaxMs, long delayMaxOutsideRestartMs,
                   String slowestAccount, long logRecords, int duplicatesInLog, int duplicatedEventIds, int undecodable,
-                  double settleSeconds, double seconds, List<String> problems) {
+                  double settleSeconds, String behindAtTheEnd, double seconds, List<String> problems) {
         /** True when every check held: nothing missing, nothing leaked, every answer definite, no duplicate, views flowing. */
         boolean passed() {
             return missing == 0 && leakedInViews == 0 && leakedInLog == 0 && acceptedNotInLog == 0 && duplicatesInLog == 0
@@ -241,12 +241,13 @@ final class Soak {
                 throw new IllegalStateException("up did not start again after the kill: " + problems);
             }
             out.printf("all %,d events answered in %.1f s; waiting for the views to settle …%n", answered.get(), (lastAnswer - postStart) / 1000.0);
-            Map<String, AccountCheck> checks = settle(accounts);
+            Map<String, AccountCheck> checks = settle(accounts, data);
             double settleSeconds = (System.currentTimeMillis() - lastAnswer) / 1000.0;
+            String behind = behind(data);
             probes.finish(lastAnswer + s.settleTimeout().toMillis());
             out.println("reading the log …");
             LogCount log = readLog(data, accounts.stream().map(Account::name).collect(java.util.stream.Collectors.toSet()));
-            return result(accounts, checks, probes, log, killEvents.get(), killTimes, settleSeconds, (System.currentTimeMillis() - t0) / 1000.0);
+            return result(accounts, checks, probes, log, killEvents.get(), killTimes, settleSeconds, behind, (System.currentTimeMillis() - t0) / 1000.0);
         } finally {
             clients.shutdownNow();
             second.shutdownNow();
@@ -505,7 +506,7 @@ final class Soak {
     }
 
     /** Checks every account until its views match (or the settle time is over); returns the last check of each. */
-    private Map<String, AccountCheck> settle(List<Account> accounts) throws InterruptedException {
+    private Map<String, AccountCheck> settle(List<Account> accounts, DataDir data) throws InterruptedException {
         Map<String, AccountCheck> last = new ConcurrentHashMap<>();
         List<Account> pending = new ArrayList<>(accounts);
         long until = System.currentTimeMillis() + s.settleTimeout().toMillis();
@@ -544,7 +545,7 @@ final class Soak {
                 }
                 if (System.currentTimeMillis() - lastProgress > 15_000) {
                     lastProgress = System.currentTimeMillis();
-                    out.printf("  %,d accounts' views still differ from what was accepted%n", pending.size());
+                    out.printf("  %,d accounts' views still differ from what was accepted; %s%n", pending.size(), behind(data));
                 }
                 Thread.sleep(1000);
             }
@@ -719,6 +720,43 @@ final class Soak {
                 : e.answeredAt < readyAgainAtMillis ? "answered while up restarted" : "answered after the restart";
     }
 
+    /**
+     * Where the views' two steps stand: how many records of {@code sessions.events} the projector has still to process, and
+     * how many of {@code sessions.view.sessions} the gateway's read side has still to read (their consumer groups'
+     * committed offsets against the topics' last stable offsets); "unknown" when the offsets cannot be read.
+     */
+    private String behind(DataDir data) {
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(clientConfig(data))) {
+            return String.format("the projector is %,d records of %s behind, the gateway's read side %,d records of %s",
+                    lag(admin, dev.ensemble.sessions.projector.Projector.APPLICATION_ID, Topics.EVENTS.name()), Topics.EVENTS.name(),
+                    lag(admin, dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID, Topics.SESSIONS_VIEW.name()), Topics.SESSIONS_VIEW.name());
+        } catch (Exception e) {
+            return "how far the projector and the gateway are behind is unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    /** Records of {@code topic} after consumer group {@code group}'s committed offsets, summed over its partitions. */
+    static long lag(org.apache.kafka.clients.admin.Admin admin, String group, String topic) throws Exception {
+        List<TopicPartition> parts = admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
+                .stream().map(p -> new TopicPartition(topic, p.partition())).toList();
+        Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
+        Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> earliest = new HashMap<>();
+        parts.forEach(p -> {
+            latest.put(p, org.apache.kafka.clients.admin.OffsetSpec.latest());
+            earliest.put(p, org.apache.kafka.clients.admin.OffsetSpec.earliest());
+        });
+        var committedOnly = new org.apache.kafka.clients.admin.ListOffsetsOptions(org.apache.kafka.common.IsolationLevel.READ_COMMITTED);
+        var end = admin.listOffsets(latest, committedOnly).all().get(30, TimeUnit.SECONDS);
+        var begin = admin.listOffsets(earliest).all().get(30, TimeUnit.SECONDS);
+        var committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+        long lag = 0;
+        for (TopicPartition p : parts) {
+            var at = committed.get(p);
+            lag += Math.max(0, end.get(p).offset() - (at == null ? begin.get(p).offset() : at.offset()));
+        }
+        return lag;
+    }
+
     // ---- the log ----
 
     /**
@@ -778,7 +816,7 @@ final class Soak {
     // ---- the result ----
 
     private Result result(List<Account> accounts, Map<String, AccountCheck> checks, Probes probes, LogCount log, int killEvents,
-                          long[] killTimes, double settleSeconds, double seconds) {
+                          long[] killTimes, double settleSeconds, String behind, double seconds) {
         Map<Kind, Integer> sent = new EnumMap<>(Kind.class);
         Map<Kind, Integer> rejectedByKind = new EnumMap<>(Kind.class);
         Map<String, int[]> variants = new TreeMap<>();
@@ -885,7 +923,7 @@ final class Soak {
                 viewsChecked, missing, missing == 0 ? "" : "by event: " + join(missingByType) + "; by when answered: " + join(missingByWhen), accountsWithMissing, checks.size(), leaked, leakedInLog, acceptedNotInLog, erroredInLog,
                 all.length + neverSeen, neverSeen, probes.probed.size(), flowing, pct(accountMax, 0.50), pct(all, 0.50), pct(all, 0.99),
                 all.length == 0 ? 0 : all[all.length - 1], outside, slowest, log.records(), duplicates, duplicatedIds,
-                log.undecodable(), settleSeconds, seconds, List.copyOf(problems));
+                log.undecodable(), settleSeconds, behind, seconds, List.copyOf(problems));
     }
 
     /** The result as a Markdown table, with the findings (at most a dozen of each) under it. */
@@ -903,8 +941,8 @@ final class Soak {
         row(sb, "restart took", r.killAtEvents() < 0 ? "-" : String.format("%.1f s from the kill until `up` was ready again (posts answered again after %.1f s)",
                 r.restartSeconds(), r.answersResumedSeconds()));
         row(sb, "requests posted again (connection refused or reset, 503, \"post it again\")", String.format("%,d", r.requestsRetried()));
-        row(sb, "views checked", String.format("%,d accepted events in %,d accounts (settled %.1f s after the last answer)",
-                r.viewsChecked(), r.accountsChecked(), r.settleSeconds()));
+        row(sb, "views checked", String.format("%,d accepted events in %,d accounts, %.1f s after the last answer (then %s)",
+                r.viewsChecked(), r.accountsChecked(), r.settleSeconds(), r.behindAtTheEnd()));
         row(sb, "missing from the views", String.format("%,d (accounts with something missing: %,d)%s", r.missing(), r.accountsWithMissing(),
                 r.missingBreakdown().isEmpty() ? "" : "; " + r.missingBreakdown()));
         row(sb, "leaked from refused events", String.format("%,d in the views, %,d in the log", r.leakedInViews(), r.leakedInLog()));
