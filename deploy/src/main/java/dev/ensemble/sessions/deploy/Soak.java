@@ -804,11 +804,12 @@ final class Soak {
     }
 
     /**
-     * How a command's Kafka client reaches the running {@code up}'s broker: the bootstrap servers it recorded in the data
-     * folder's {@code endpoints.json}.
+     * How a command's Kafka client reaches the running {@code up}'s broker, as {@code import} does: the bootstrap servers it
+     * recorded in the data folder's {@code endpoints.json} and the client properties file named there (the embedded
+     * broker's SASL credentials, {@link LocalKafka#CLIENT_PROPERTIES}).
      */
     static Map<String, Object> clientConfig(DataDir data) {
-        Map<String, Object> config = new HashMap<>();
+        Map<String, Object> config = new HashMap<>(data.readClientProperties());
         config.put("bootstrap.servers", data.readEndpoints().path("bootstrapServers").asText());
         return config;
     }
