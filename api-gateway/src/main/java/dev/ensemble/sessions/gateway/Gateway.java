@@ -144,6 +144,7 @@ public final class Gateway implements AutoCloseable {
                 "ensemble-gateway-intake", dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
                         Map.of(ProducerConfig.LINGER_MS_CONFIG, 2)));
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+        // the appender's producers need the cluster's security settings too (the embedded broker takes only SASL clients)
         appender = new OnceAppender(settings.bootstrapServers(), dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
                 Map.of(ProducerConfig.LINGER_MS_CONFIG, 2)), this::eventPartitions,
                 new OnceAppender.LogReading() {

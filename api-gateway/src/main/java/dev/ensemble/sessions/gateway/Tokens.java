@@ -83,6 +83,17 @@ public final class Tokens {
         save();
     }
 
+    /**
+     * Accepts many tokens chosen elsewhere at once (e.g. the soak's person tokens, one per account, written into the data
+     * folder's token file before {@code up} starts), writing the file once.
+     *
+     * @param principals each token and the principal it acts as
+     */
+    public void registerAll(Map<String, Principal> principals) {
+        principals.forEach((token, principal) -> byHash.put(hash(token), principal));
+        save();
+    }
+
     /** The principal of a token, or empty when the token is unknown. */
     public Optional<Principal> authenticate(String token) {
         if (token == null || token.isBlank()) {

@@ -34,4 +34,19 @@ class TokensTest {
         assertThat(Tokens.load(file).authenticate(token)).isPresent();
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
     }
+
+    @Test
+    void manyTokensRegisteredAtOnceAreKeptForTheNextLoadBesideTheOnesThere(@TempDir Path dir) {
+        Path file = dir.resolve("tokens.json");
+        String admin = Tokens.load(file).issue(new Principal("ana", "admin", "ana"));
+        java.util.Map<String, Principal> people = new java.util.HashMap<>();
+        for (int i = 0; i < 3; i++) {
+            people.put("token-" + i, new Principal("acct-" + i, "person", "person-" + i));
+        }
+        Tokens.load(file).registerAll(people);
+        Tokens loaded = Tokens.load(file);
+        assertThat(loaded.authenticate("token-2")).contains(new Principal("acct-2", "person", "person-2"));
+        assertThat(loaded.authenticate(admin)).hasValueSatisfying(p -> assertThat(p.role()).isEqualTo("admin"));
+        assertThat(loaded.authenticate("token-3")).isEmpty();
+    }
 }

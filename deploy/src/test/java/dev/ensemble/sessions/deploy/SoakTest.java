@@ -1,0 +1,74 @@
+package dev.ensemble.sessions.deploy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The soak end to end, small: 2,000 events over 50 accounts (1% bad, some batches posted twice, also at once) to a real
+ * {@code up} in a process of its own, killed with SIGKILL halfway and started again; every check of the soak must hold.
+ */
+class SoakTest {
+    @Test
+    @Timeout(value = 20, unit = TimeUnit.MINUTES)
+    void everyAcceptedEventShowsNothingRefusedDoesTheViewsFlowAndTheLogHasNoDuplicateAcrossAKillMinus9(@TempDir Path dir) throws Exception {
+        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+        Soak.Result r = Soak.run(new Soak.Settings(2_000, 50, 0.01, 0.05, 0.5, 4, 0.5, dir, List.of("-Xmx1g"),
+                Duration.ofSeconds(300), Duration.ofMinutes(8), 14), new PrintStream(progress, true, StandardCharsets.UTF_8));
+        String table = Soak.table(r);
+        String context = table + "\n" + progress.toString(StandardCharsets.UTF_8);
+
+        assertThat(r.killAtEvents()).as("up was killed halfway: %s", context).isBetween(900, 1_400);
+        assertThat(r.restartSeconds()).as(context).isPositive();
+        assertThat(r.sentByKind().getOrDefault(SoakWorkload.Kind.GOOD, 0)).as(context).isBetween(1_900, 2_000);
+        assertThat(r.events() - r.sentByKind().get(SoakWorkload.Kind.GOOD)).as("bad events were mixed in: %s", context).isPositive();
+        assertThat(r.accepted()).as(context).isGreaterThanOrEqualTo(r.sentByKind().get(SoakWorkload.Kind.GOOD));
+        assertThat(r.viewsChecked()).as(context).isEqualTo(r.accepted());
+        assertThat(r.accountsChecked()).isEqualTo(50);
+        assertThat(r.missing()).as("accepted but not in the views: %s", context).isZero();
+        assertThat(r.leakedInViews() + r.leakedInLog()).as("refused but shown: %s", context).isZero();
+        assertThat(r.acceptedNotInLog()).as(context).isZero();
+        assertThat(r.duplicatesInLog()).as("duplicates in the log: %s", context).isZero();
+        assertThat(r.errored() + r.unanswered() + r.goodRejected() + r.conflictingAnswers()).as(context).isZero();
+        assertThat(r.accountsProbed()).as("every account's views were sampled: %s", context).isEqualTo(50);
+        assertThat(r.accountsFlowing()).as("every account's views kept flowing: %s", context).isEqualTo(50);
+        assertThat(r.probesNeverSeen()).as(context).isZero();
+        assertThat(r.logRecords()).as(context).isGreaterThanOrEqualTo(r.accepted());
+        assertThat(r.passed()).as(context).isTrue();
+    }
+
+    @Test
+    void theTableGoesUnderSoakWithTheDateAndCommitKeepingTheOtherSections(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("docs/reliability.md");
+        Soak.Result r = new Soak.Result(100, 2, 20, 1, 1, 99, 3, java.util.Map.of(SoakWorkload.Kind.GOOD, 99, SoakWorkload.Kind.OVERSIZED, 1),
+                java.util.Map.of(SoakWorkload.Kind.OVERSIZED, 1), List.of(new Soak.Variant(SoakWorkload.Kind.OVERSIZED,
+                "title of 300,000 characters", 1, 0, 1, 0, java.util.Set.of("413 too_large"))), 0, 0, 0, 0, 4, 50, 3.0, 30.5, 12.0, 99, 0, "", 0, 2, 0, 0,
+                0, 0, 10, 0, 2, 2, 800, 400, 900, 31_000, 1_200, "soak-00001 (31000 ms)", 99, 0, 0, 0, 2.0, "the projector is 0 records behind", 60.0, List.of());
+        String first = SoakCommand.block(r, "ensemble-sessions soak --events 100", ZonedDateTime.of(2026, 12, 1, 15, 0, 0, 0, ZoneOffset.UTC), "abc1234");
+        SoakCommand.appendUnderSoak(file, first);
+        String text = Files.readString(file);
+        assertThat(text).startsWith("# Reliability\n\n## Soak\n\n`ensemble-sessions soak`").contains("### 2026-12-01 15:00 UTC, commit abc1234")
+                .contains("| duplicates in the log | 0 ").contains("| title of 300,000 characters | oversized | 1 | 0 | 1 | 0 | 413 too_large |")
+                .contains("| verdict | every check held |");
+
+        Files.writeString(file, text + "\n## Limits\n\nothers' words\n"); // another section after it
+        SoakCommand.appendUnderSoak(file, first.replace("15:00", "16:00"));
+        String both = Files.readString(file);
+        assertThat(both.indexOf("### 2026-12-01 15:00")).isLessThan(both.indexOf("### 2026-12-01 16:00"));
+        assertThat(both.indexOf("### 2026-12-01 16:00")).isLessThan(both.indexOf("## Limits"));
+        assertThat(both).endsWith("## Limits\n\nothers' words\n").containsOnlyOnce("## Soak");
+    }
+}
