@@ -1,5 +1,6 @@
 package dev.ensemble.sessions.gateway;
 
+import dev.ensemble.sessions.events.ChoiceConfigChanged;
 import dev.ensemble.sessions.events.ComputerStatus;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.SessionDeleted;
@@ -9,10 +10,11 @@ import dev.ensemble.sessions.events.SessionDeletionRequested;
 import dev.ensemble.sessions.events.SessionDeletionSkipped;
 
 /**
- * Who may post which deletion event through {@code POST /api/events} (guide §6). The projector's guard
+ * Who may post which deletion event (and config change) through {@code POST /api/events} (guide §6). The projector's guard
  * decides every deletion whatever is posted; this keeps each event honest about who it comes from:
  * <ul>
  *   <li>SessionDeletionAccepted, SessionDeletionSkipped, SessionDeleted: nobody (the projector writes them);</li>
+ *   <li>ChoiceConfigChanged: nobody (the choice service's config publisher appends it, to every partition);</li>
  *   <li>SessionDeletionRequested: a service or the admin (requestedBy any); a person only as itself
  *       (requestedBy person, requesterId its subject); a node only as itself (requestedBy node, requesterId its
  *       subject) with its owner's confirmation; a computer never. People and nodes normally use
@@ -31,6 +33,9 @@ final class DeletionEventPolicy {
         String role = principal.role();
         if (p instanceof SessionDeletionAccepted || p instanceof SessionDeletionSkipped || p instanceof SessionDeleted) {
             return "deletion decisions are made only by the projector's guard; ask with DELETE /api/agent/sessions/{id}";
+        }
+        if (p instanceof ChoiceConfigChanged) {
+            return "the session-choice config changes only through its file (ENSEMBLE_SESSION_CHOICE_CONFIG), which the choice service appends";
         }
         if (p instanceof SessionDeletionRequested r) {
             String by = r.getRequestedBy().name();

@@ -192,6 +192,9 @@ class DeletionHttpTest {
         String forged = event("SessionDeleted", "service:projector", "{\"sessionId\":\"c1\",\"requestId\":\"x\"}");
         assertThat(JSON.readTree(post("/api/events", WEB, forged).body()).get("results").get(0).get("reason").asText())
                 .contains("made only by the projector's guard");
+        String config = event("ChoiceConfigChanged", "service:choice-config", "{\"version\":\"x\",\"hash\":\"h\",\"json\":\"{}\"}");
+        assertThat(JSON.readTree(post("/api/events", WEB, config).body()).get("results").get(0).get("reason").asText())
+                .as("the config is not changed through the event intake").contains("changes only through its file");
         assertThat(post("/api/events", LAPTOP, answer).statusCode()).isEqualTo(200);
 
         JsonNode done = await("/api/audit/deletions?sessionId=a1", ANA, j -> "DELETED".equals(j.get("deletions").get(0).get("status").asText()))

@@ -74,6 +74,15 @@ public final class Topics {
     public static final Topic<String, CorpusView> CORPUS_VIEW =
             new Topic<>("sessions.view.corpus", Serdes.String(), AvroSerde.of(CorpusView.class), true);
 
+    /**
+     * The session-choice config the choice service last appended to {@link #EVENTS} (as {@code ChoiceConfigChanged},
+     * one copy per partition, in the same transaction as this record), so that at a start it appends again only when
+     * the file's config differs or the log has more partitions than it covered. Key {@code current}; the value is the
+     * appended event, with the number of partitions covered in header {@code partitions}. Compacted; one writer.
+     */
+    public static final Topic<String, Event> CHOICE_CONFIG =
+            new Topic<>("sessions.choice-config", Serdes.String(), AvroSerde.of(Event.class), true);
+
     /** The largest record of a topic that carries whole rarity tables. */
     public static final int LARGE_RECORD_BYTES = 16 * 1024 * 1024;
 

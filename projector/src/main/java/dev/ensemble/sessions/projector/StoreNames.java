@@ -36,6 +36,11 @@ public final class StoreNames {
      * of the files it changed adds their anchors without analysing the task again (encoded by {@code CorpusProcessor}).
      */
     public static final String CORPUS_CLAIMS = "corpus-claim-docs";
+    /**
+     * {@value CorpusProcessor#CONFIG_KEY} → the session-choice config in force in this partition (canonical JSON), folded from the
+     * log's {@code ChoiceConfigChanged}; absent: the defaults.
+     */
+    public static final String CHOICE_CONFIG = "choice-config";
     /** {@code <account>/<awaited runId>} → ParkedEvents. */
     public static final String PARKED_RUNS = "parked-runs";
     /** {@code <account>/<runId>} → RunFacts: agent session ids, keepDays, nextRunAt and sourceRef of each run (deletion workflow). */

@@ -57,8 +57,10 @@ import java.util.concurrent.TimeUnit;
  * <p>HTTP (internal; the gateway's {@code POST /api/session-choice} forwards here), every request with
  * {@code Authorization: Bearer <secret>} ({@link #secret()}; else 401):
  * {@code POST /choice/decide} with a RunClaimed event in the JSON form answers the decision record, plus
- * {@code continueFromJobId} (the run to continue from, when continuing); {@code GET /choice/config} the config in use. Config: {@code SessionChoiceConfig}
- * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}, re-read within a minute of a change.
+ * {@code continueFromJobId} (the run to continue from, when continuing); {@code GET /choice/config} the file's config
+ * (the one appended to the log). Config: the service's {@link ConfigPublisher} appends the config of
+ * {@code ENSEMBLE_SESSION_CHOICE_CONFIG} to the log when it changes (re-read within a minute); a decision uses the config
+ * in force in its account's partition of the log ({@link ChoiceTopology#CONFIG}), as the projector's rarity tables do.
  *
  * <p>Life cycle: {@link #start()} / {@link #stop()}.
  */
@@ -88,6 +90,7 @@ public final class ChoiceService implements AutoCloseable {
     };
     private KafkaStreams streams;
     private KafkaProducer<String, Event> producer;
+    private ConfigPublisher publisher;
     private Javalin http;
 
     /** The cluster's client properties (security settings), given to its producer and Streams application. */
@@ -143,6 +146,7 @@ public final class ChoiceService implements AutoCloseable {
                 settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(),
                 dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, Map.of("commit.interval.ms", 100))));
         StreamsDefaults.start(streams, "choice service");
+        publisher = new ConfigPublisher(settings.bootstrapServers(), settings.config(), settings.clock(), Duration.ofSeconds(1)).start();
         http = Javalin.create(cfg -> cfg.showJavalinBanner = false);
         http.exception(InvalidEventException.class, (e, ctx) -> ctx.status(400).json(error("invalid_event", e.getMessage())));
         http.exception(ServiceUnavailable.class, (e, ctx) -> ctx.status(503).json(error("starting", e.getMessage())));
@@ -184,7 +188,7 @@ public final class ChoiceService implements AutoCloseable {
     /** Decides for a claim, appends the record to the event log, and returns the record's JSON. */
     ObjectNode decide(Event claim, RunClaimed rc) throws Exception {
         String account = claim.getAccount();
-        SessionChoiceConfig cfg = settings.config().current();
+        SessionChoiceConfig cfg = configOf(account);
         List<SessionView> views = sessionsOf(account);
         List<CandidateSession> sessions = new ArrayList<>(views.size());
         Map<String, SessionView> byId = new HashMap<>();
@@ -222,6 +226,27 @@ public final class ChoiceService implements AutoCloseable {
             it.forEachRemaining(kv -> out.add(kv.value));
         }
         return out;
+    }
+
+    /** The config in force in the account's partition of the log ({@link ChoiceTopology#CONFIG}); the defaults before the first change. */
+    SessionChoiceConfig configOf(String account) {
+        org.apache.kafka.streams.KeyQueryMetadata where;
+        try {
+            where = streams.queryMetadataForKey(ChoiceTopology.CONFIG, account, new StringSerializer());
+        } catch (IllegalStateException e) {
+            throw new ServiceUnavailable("the choice service is starting (" + streams.state() + "); try again in a few seconds");
+        }
+        if (where == null || where.partition() < 0) {
+            throw new ServiceUnavailable("the choice service is loading its views (" + streams.state() + "); try again in a few seconds");
+        }
+        ReadOnlyKeyValueStore<String, String> store;
+        try {
+            store = streams.store(StoreQueryParameters.fromNameAndType(ChoiceTopology.CONFIG, QueryableStoreTypes.<String, String>keyValueStore())
+                    .withPartition(where.partition()));
+        } catch (InvalidStateStoreException e) {
+            throw new ServiceUnavailable("the choice service is loading its views (" + streams.state() + "); try again in a few seconds");
+        }
+        return dev.ensemble.sessions.choice.ChoiceConfigEvents.ofStored(store.get(ChoiceTopology.CONFIG_KEY));
     }
 
     private CorpusStats corpusOf(String account, String computerId, SessionChoiceConfig cfg) {
@@ -268,6 +293,10 @@ public final class ChoiceService implements AutoCloseable {
         if (http != null) {
             http.stop();
             http = null;
+        }
+        if (publisher != null) {
+            publisher.close();
+            publisher = null;
         }
         if (streams != null) {
             StreamsDefaults.close(streams, Duration.ofSeconds(30));

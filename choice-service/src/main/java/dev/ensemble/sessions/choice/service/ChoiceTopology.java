@@ -1,5 +1,9 @@
 package dev.ensemble.sessions.choice.service;
 
+import dev.ensemble.sessions.choice.ChoiceConfigEvents;
+import dev.ensemble.sessions.choice.ConfigLoader;
+import dev.ensemble.sessions.choice.SessionChoiceConfig;
+import dev.ensemble.sessions.events.ChoiceConfigChanged;
 import dev.ensemble.sessions.events.ChoiceDecision;
 import dev.ensemble.sessions.events.EngineEvent;
 import dev.ensemble.sessions.events.Event;
@@ -36,7 +40,10 @@ import java.util.UUID;
  *   <li>{@code sessions.events} → the outcome recorder: for each {@code SessionChoiceRecorded} it waits for the
  *       run to end and appends a {@code SessionChoiceOutcome} (guide §4 "Records": status, duration, tokens, and
  *       for a continued session whether the agent really resumed it — its session id stayed the same) to
- *       {@code sessions.events}, with a name-based event id so a replay appends nothing twice.</li>
+ *       {@code sessions.events}, with a name-based event id so a replay appends nothing twice; and it folds the
+ *       partition's {@code ChoiceConfigChanged} into store {@value #CONFIG} (key {@value #CONFIG_KEY}: the config in
+ *       force, canonical JSON; absent: the defaults; an invalid one: the defaults, logged), the config the
+ *       decisions for that partition's accounts are made with.</li>
  * </ul>
  */
 public final class ChoiceTopology {
@@ -44,6 +51,9 @@ public final class ChoiceTopology {
     public static final String SESSIONS = "choice-sessions";
     public static final String CORPUS = "choice-corpus";
     public static final String PENDING = "choice-pending";
+    public static final String CONFIG = "choice-config";
+    public static final String CONFIG_KEY = "config";
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ChoiceTopology.class);
 
     private ChoiceTopology() {
     }
@@ -65,6 +75,8 @@ public final class ChoiceTopology {
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CORPUS), Serdes.String(),
                 AvroSerde.of(CorpusView.class)), "newest-corpus");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PENDING), Serdes.String(),
+                Serdes.String()), "outcomes");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CONFIG), Serdes.String(),
                 Serdes.String()), "outcomes");
         t.addSink("events-sink", Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(), Topics.EVENTS.valueSerde().serializer(),
                 "outcomes");
@@ -101,12 +113,14 @@ public final class ChoiceTopology {
         private ProcessorContext<String, Event> context;
         private KeyValueStore<String, String> pending;
         private KeyValueStore<String, SessionView> sessions;
+        private KeyValueStore<String, String> config;
 
         @Override
         public void init(ProcessorContext<String, Event> context) {
             this.context = context;
             this.pending = context.getStateStore(PENDING);
             this.sessions = context.getStateStore(SESSIONS);
+            this.config = context.getStateStore(CONFIG);
         }
 
         @Override
@@ -117,7 +131,16 @@ public final class ChoiceTopology {
             }
             EventJson.Validation.check(e);
             Object p = e.getPayload();
-            if (p instanceof SessionChoiceRecorded c) {
+            if (p instanceof ChoiceConfigChanged) {
+                SessionChoiceConfig next;
+                try {
+                    next = ChoiceConfigEvents.config(e);
+                } catch (ConfigLoader.InvalidConfigException x) {
+                    LOG.warn("session-choice config change {} is invalid, the defaults apply from here: {}", e.getEventId(), x.getMessage());
+                    next = SessionChoiceConfig.defaults();
+                }
+                config.put(CONFIG_KEY, ConfigLoader.toJson(next));
+            } else if (p instanceof SessionChoiceRecorded c) {
                 // the newest decision for a run is the one its computer acts on
                 String key = Keys.of(e.getAccount(), c.getRunId());
                 String session = c.getDecision() == ChoiceDecision.CONTINUE && c.getSessionId() != null ? c.getSessionId() : "";
