@@ -48,7 +48,7 @@ public final class TopicAdmin {
     /** Every topic {@link Topics} declares. */
     public static List<Topic<?, ?>> all() {
         return List.of(Topics.EVENTS, Topics.DEAD_LETTER, Topics.SESSIONS_VIEW, Topics.CORPUS_VIEW, Topics.RETIREMENT_VIEW,
-                Topics.DELETION_AUDIT, Topics.CLEANUP_COMMANDS, Topics.CHOICE_CONFIG);
+                Topics.DELETION_AUDIT, Topics.CLEANUP_COMMANDS, Topics.CHOICE_CONFIG, Topics.GENERATIONS);
     }
 
     /**
@@ -60,10 +60,15 @@ public final class TopicAdmin {
      * @throws IllegalStateException when the cluster refuses for another reason than "exists"
      */
     public static void ensureTopics(Admin admin, int partitions, short replicationFactor) {
+        ensureTopics(admin, all(), partitions, replicationFactor);
+    }
+
+    /** {@link #ensureTopics(Admin, int, short)} of these topics (e.g. a generation's views, {@link Generation#views}). */
+    public static void ensureTopics(Admin admin, List<Topic<?, ?>> topics, int partitions, short replicationFactor) {
         try {
             Set<String> existing = admin.listTopics().names().get();
             List<NewTopic> missing = new ArrayList<>();
-            for (Topic<?, ?> t : all()) {
+            for (Topic<?, ?> t : topics) {
                 if (!existing.contains(t.name())) {
                     missing.add(new NewTopic(t.name(), partitions, replicationFactor).configs(configOf(t)));
                 }
@@ -120,7 +125,7 @@ public final class TopicAdmin {
         Map<String, String> c = new HashMap<>();
         if (t.compacted()) {
             c.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
-            if (t == Topics.CORPUS_VIEW) {
+            if (t.name().startsWith(Topics.CORPUS_VIEW.name())) { // every generation's
                 c.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(Topics.LARGE_RECORD_BYTES));
             }
         } else if (t == Topics.DEAD_LETTER) {

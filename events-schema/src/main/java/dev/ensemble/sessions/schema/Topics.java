@@ -83,6 +83,14 @@ public final class Topics {
     public static final Topic<String, Event> CHOICE_CONFIG =
             new Topic<>("sessions.choice-config", Serdes.String(), AvroSerde.of(Event.class), true);
 
+    /**
+     * Which projector generation serves ({@link Generations}): key {@code serving} → its number ("2"); key
+     * {@code building} → the number of a generation being built, or a tombstone. Compacted; written with the
+     * handover markers of {@link #EVENTS} in one transaction.
+     */
+    public static final Topic<String, String> GENERATIONS =
+            new Topic<>("sessions.generations", Serdes.String(), Serdes.String(), true);
+
     /** The largest record of a topic that carries whole rarity tables. */
     public static final int LARGE_RECORD_BYTES = 16 * 1024 * 1024;
 

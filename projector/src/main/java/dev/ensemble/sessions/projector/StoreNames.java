@@ -41,6 +41,11 @@ public final class StoreNames {
      * log's {@code ChoiceConfigChanged}; absent: the defaults.
      */
     public static final String CHOICE_CONFIG = "choice-config";
+    /**
+     * {@value DeletionProcessor#SERVING_KEY} → the number of the generation that appends the guard's decisions from this
+     * point of the partition on (the newest handover marker's, {@code Generations}); absent: generation 1.
+     */
+    public static final String SERVING_GENERATION = "serving-generation";
     /** {@code <account>/<awaited runId>} → ParkedEvents. */
     public static final String PARKED_RUNS = "parked-runs";
     /** {@code <account>/<runId>} → RunFacts: agent session ids, keepDays, nextRunAt and sourceRef of each run (deletion workflow). */

@@ -230,19 +230,11 @@ public final class ChoiceService implements AutoCloseable {
 
     /** The config in force in the account's partition of the log ({@link ChoiceTopology#CONFIG}); the defaults before the first change. */
     SessionChoiceConfig configOf(String account) {
-        org.apache.kafka.streams.KeyQueryMetadata where;
-        try {
-            where = streams.queryMetadataForKey(ChoiceTopology.CONFIG, account, new StringSerializer());
-        } catch (IllegalStateException e) {
-            throw new ServiceUnavailable("the choice service is starting (" + streams.state() + "); try again in a few seconds");
-        }
-        if (where == null || where.partition() < 0) {
-            throw new ServiceUnavailable("the choice service is loading its views (" + streams.state() + "); try again in a few seconds");
-        }
+        int partition = Keys.accountPartition(account, producer.partitionsFor(Topics.EVENTS.name()).size());
         ReadOnlyKeyValueStore<String, String> store;
         try {
             store = streams.store(StoreQueryParameters.fromNameAndType(ChoiceTopology.CONFIG, QueryableStoreTypes.<String, String>keyValueStore())
-                    .withPartition(where.partition()));
+                    .withPartition(partition));
         } catch (InvalidStateStoreException e) {
             throw new ServiceUnavailable("the choice service is loading its views (" + streams.state() + "); try again in a few seconds");
         }

@@ -1,0 +1,196 @@
+package dev.ensemble.sessions.schema;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Which projector {@link Generation} serves, recorded durably so every service and every restart agree (DESIGN.md §4):
+ * {@link Topics#GENERATIONS} (key {@value #SERVING} → the number; absent: generation 1).
+ *
+ * <p>The hand-over ({@link #handOver}) writes, in one Kafka transaction, the new number there and a <em>handover
+ * marker</em> on every partition of {@code sessions.events}: a record with key {@code *}, no value, and header
+ * {@value #HEADER} = the number. Every fold of the log ignores a record without a value; the projector's deletion guard
+ * reads the marker: from that point of each partition on, only the named generation appends the projector's
+ * decisions to the log. So each event is decided (appended) by exactly one generation — the old one before the marker,
+ * the new one after it — at the same point of the log in the live run and in every replay, with no race between two
+ * processes.
+ */
+public final class Generations {
+    private static final Logger LOG = LoggerFactory.getLogger(Generations.class);
+    /** The key of the serving generation in {@link Topics#GENERATIONS}. */
+    public static final String SERVING = "serving";
+    /** The key of the generation being built (a rebuild asked for or under way); a tombstone when none is. */
+    public static final String BUILDING = "building";
+    /** The header of a handover marker in {@code sessions.events}: the generation that decides from there on. */
+    public static final String HEADER = "ensemble.generation";
+    /** The transactional id of the hand-over (one at a time). */
+    static final String TRANSACTIONAL_ID = "ensemble-generations";
+
+    private Generations() {
+    }
+
+    /** The generation a handover marker names, or null for any other record. */
+    public static Generation markerOf(Headers headers) {
+        Header h = headers == null ? null : headers.lastHeader(HEADER);
+        return h == null ? null : new Generation(Integer.parseInt(new String(h.value(), StandardCharsets.UTF_8)));
+    }
+
+    /** The records of {@link Topics#GENERATIONS} as key → newest value (committed ones; a tombstone removes the key). */
+    public static Map<String, String> read(String bootstrapServers) {
+        Map<String, String> out = new HashMap<>();
+        try (KafkaConsumer<String, String> c = consumer(bootstrapServers)) {
+            List<TopicPartition> tps = partitions(c);
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = c.endOffsets(tps);
+            long until = System.currentTimeMillis() + 30_000;
+            while (tps.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                if (System.currentTimeMillis() > until) {
+                    throw new IllegalStateException("could not read " + Topics.GENERATIONS.name() + " within 30 s");
+                }
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                    apply(out, r);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The serving generation ({@link Generation#FIRST} when none was ever recorded). */
+    public static Generation serving(String bootstrapServers) {
+        return parse(read(bootstrapServers).get(SERVING));
+    }
+
+    /** The generation being built, or null. */
+    public static Generation building(String bootstrapServers) {
+        String b = read(bootstrapServers).get(BUILDING);
+        return b == null ? null : parse(b);
+    }
+
+    /** Records that {@code g} is being built (or, with null, that none is). */
+    public static void markBuilding(String bootstrapServers, Generation g) {
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(LogProducers.config(bootstrapServers, "ensemble-generations-building", Map.of()),
+                new StringSerializer(), new StringSerializer())) {
+            p.send(new ProducerRecord<>(Topics.GENERATIONS.name(), BUILDING, g == null ? null : Integer.toString(g.number()))).get();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not record the generation being built: " + e, e);
+        }
+    }
+
+    /**
+     * Makes {@code next} the serving generation: one transaction with a handover marker on every partition of
+     * {@code sessions.events} and {@value #SERVING} → its number (and no generation being built) in
+     * {@link Topics#GENERATIONS}.
+     */
+    public static void handOver(String bootstrapServers, Generation next) {
+        Map<String, Object> cfg = LogProducers.config(bootstrapServers, "ensemble-generations", Map.of());
+        cfg.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, TRANSACTIONAL_ID);
+        try (KafkaProducer<String, byte[]> p = new KafkaProducer<>(cfg, new StringSerializer(), new ByteArraySerializer())) {
+            p.initTransactions();
+            p.beginTransaction();
+            byte[] number = Integer.toString(next.number()).getBytes(StandardCharsets.UTF_8);
+            for (var info : p.partitionsFor(Topics.EVENTS.name())) {
+                ProducerRecord<String, byte[]> marker = new ProducerRecord<>(Topics.EVENTS.name(), info.partition(), "*", null);
+                marker.headers().add(HEADER, number);
+                p.send(marker);
+            }
+            p.send(new ProducerRecord<>(Topics.GENERATIONS.name(), SERVING, number));
+            p.send(new ProducerRecord<>(Topics.GENERATIONS.name(), BUILDING, null));
+            p.commitTransaction();
+        }
+        LOG.info("projector generation {} serves from now on", next);
+    }
+
+    /**
+     * Calls {@code onChange} with the records of {@link Topics#GENERATIONS} (key → value) at its start and after each
+     * change, from a thread of its own, until closed.
+     */
+    public static final class Watcher implements AutoCloseable {
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        public Watcher(String bootstrapServers, String name, Consumer<Map<String, String>> onChange) {
+            Map<String, String> first = read(bootstrapServers);
+            onChange.accept(Map.copyOf(first));
+            thread = new Thread(() -> {
+                Map<String, String> seen = new HashMap<>(first);
+                try (KafkaConsumer<String, String> c = consumer(bootstrapServers)) {
+                    List<TopicPartition> tps = partitions(c);
+                    c.assign(tps);
+                    c.seekToBeginning(tps);
+                    while (running) {
+                        Map<String, String> now = new HashMap<>(seen);
+                        for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
+                            apply(now, r);
+                        }
+                        if (!now.equals(seen)) {
+                            seen = now;
+                            try {
+                                onChange.accept(Map.copyOf(now));
+                            } catch (RuntimeException e) {
+                                LOG.warn("{}: a change of the serving generation failed: {}", name, e.toString(), e);
+                            }
+                        }
+                    }
+                } catch (org.apache.kafka.common.errors.InterruptException e) {
+                    // closed
+                }
+            }, name + "-generations");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public void close() {
+            running = false;
+            try {
+                thread.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** {@link Generation#FIRST} for null, else the number. */
+    public static Generation parse(String number) {
+        return number == null ? Generation.FIRST : new Generation(Integer.parseInt(number.strip()));
+    }
+
+    private static void apply(Map<String, String> state, ConsumerRecord<String, String> r) {
+        if (r.value() == null) {
+            state.remove(r.key());
+        } else {
+            state.put(r.key(), r.value());
+        }
+    }
+
+    private static KafkaConsumer<String, String> consumer(String bootstrapServers) {
+        return new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false),
+                new StringDeserializer(), new StringDeserializer());
+    }
+
+    private static List<TopicPartition> partitions(KafkaConsumer<String, String> c) {
+        return c.partitionsFor(Topics.GENERATIONS.name(), Duration.ofSeconds(30)).stream()
+                .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+    }
+}
