@@ -1,9 +1,12 @@
 package dev.ensemble.sessions.gateway;
 
 import dev.ensemble.sessions.schema.AvroSerde;
+import dev.ensemble.sessions.schema.Generation;
+import dev.ensemble.sessions.schema.Generations;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.streams.NewestBySequence;
+import dev.ensemble.sessions.streams.ViewCatchUp;
 import dev.ensemble.sessions.streams.StreamsDefaults;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.RetirementView;
@@ -39,6 +42,12 @@ import java.util.Set;
  * deletion audit ({@value #RETIREMENT_STORE}, {@value #AUDIT_STORE}), keeping for each key only an update
  * whose {@code sequence} is higher than the one held. Reads go through {@link #ownerOf} (which instance
  * holds an account) so a cluster of gateways can route each read to the instance that owns the key.
+ *
+ * <p>Generations (blue/green rebuild, {@link Generations}): it reads the view topics of the serving projector
+ * generation, as application {@link Generation#applicationId} of its application id. When another generation starts
+ * serving, it starts a second Streams application on that generation's topics beside the first, keeps answering from the
+ * first until the second has read its topics to their ends, then answers from the second, closes the first and removes
+ * its local state. No read fails in between.
  */
 public final class SessionReads implements AutoCloseable {
     /** The Streams application id of the gateway's read side. */
@@ -50,7 +59,20 @@ public final class SessionReads implements AutoCloseable {
     /** The local store of the deletion audit (key {@code <account>/<requestId>}). */
     public static final String AUDIT_STORE = "gateway-deletion-audit";
 
-    private final KafkaStreams streams;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SessionReads.class);
+    /** The longest a new generation's views may take to load before the switch is given up (the old one keeps serving). */
+    static final Duration SWITCH_TIMEOUT = Duration.ofMinutes(30);
+    /** How long the old generation's application stays open after the switch, for reads under way on it. */
+    static final Duration CLOSE_GRACE = Duration.ofSeconds(5);
+
+    private final String applicationId;
+    private final String bootstrapServers;
+    private final Map<String, Object> overrides;
+    private final Path stateDir;
+    private final int replicationFactor;
+    private volatile KafkaStreams streams;
+    private volatile Generation generation;
+    private Generations.Watcher watcher;
 
     /**
      * @param bootstrapServers  the cluster
@@ -73,8 +95,21 @@ public final class SessionReads implements AutoCloseable {
         Map<String, Object> overrides = new HashMap<>(clientProperties);
         overrides.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertised);
         overrides.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-        this.streams = new KafkaStreams(buildTopology(), StreamsDefaults.properties(applicationId, bootstrapServers,
+        this.applicationId = applicationId;
+        this.bootstrapServers = bootstrapServers;
+        this.overrides = overrides;
+        this.stateDir = stateDir;
+        this.replicationFactor = replicationFactor;
+    }
+
+    private KafkaStreams newStreams(Generation g) {
+        return new KafkaStreams(buildTopology(g), StreamsDefaults.properties(g.applicationId(applicationId), bootstrapServers,
                 stateDir, replicationFactor, overrides));
+    }
+
+    /** The generation whose views it answers from (null before {@link #start()}). */
+    public Generation generation() {
+        return generation;
     }
 
     /**
@@ -84,14 +119,19 @@ public final class SessionReads implements AutoCloseable {
      * sessions also holds its retirement and its audit (the topics are partitioned alike).
      */
     public static Topology buildTopology() {
+        return buildTopology(Generation.FIRST);
+    }
+
+    /** {@link #buildTopology()} on the view topics of generation {@code g}. */
+    public static Topology buildTopology(Generation g) {
         Topology t = new Topology();
         t.addSource("views-source", Topics.SESSIONS_VIEW.keySerde().deserializer(),
-                Topics.SESSIONS_VIEW.valueSerde().deserializer(), Topics.SESSIONS_VIEW.name());
+                Topics.SESSIONS_VIEW.valueSerde().deserializer(), g.view(Topics.SESSIONS_VIEW).name());
         t.addSource("retirement-source", Topics.RETIREMENT_VIEW.keySerde().deserializer(),
-                Topics.RETIREMENT_VIEW.valueSerde().deserializer(), Topics.RETIREMENT_VIEW.name());
+                Topics.RETIREMENT_VIEW.valueSerde().deserializer(), g.view(Topics.RETIREMENT_VIEW).name());
         t.addSource("audit-source", Topics.DELETION_AUDIT.keySerde().deserializer(),
-                Topics.DELETION_AUDIT.valueSerde().deserializer(), Topics.DELETION_AUDIT.name());
-        t.addProcessor("newest-view", NewestView::new, "views-source", "retirement-source", "audit-source");
+                Topics.DELETION_AUDIT.valueSerde().deserializer(), g.view(Topics.DELETION_AUDIT).name());
+        t.addProcessor("newest-view", () -> new NewestView(g), "views-source", "retirement-source", "audit-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.String(),
                 AvroSerde.of(SessionView.class)), "newest-view");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(RETIREMENT_STORE), Serdes.String(),
@@ -103,10 +143,17 @@ public final class SessionReads implements AutoCloseable {
 
     /** Keeps an update only when its sequence is higher than the stored one; a tombstone deletes (a no-op when unknown). */
     static final class NewestView implements Processor<String, Object, Void, Void> {
+        private final String retirementTopic;
+        private final String auditTopic;
         private ProcessorContext<Void, Void> context;
         private KeyValueStore<String, SessionView> sessions;
         private KeyValueStore<String, RetirementView> retirement;
         private KeyValueStore<String, DeletionAudit> audits;
+
+        NewestView(Generation g) {
+            this.retirementTopic = g.view(Topics.RETIREMENT_VIEW).name();
+            this.auditTopic = g.view(Topics.DELETION_AUDIT).name();
+        }
 
         @Override
         public void init(ProcessorContext<Void, Void> context) {
@@ -118,10 +165,10 @@ public final class SessionReads implements AutoCloseable {
 
         @Override
         public void process(Record<String, Object> r) {
-            String topic = context.recordMetadata().map(m -> m.topic()).orElse(Topics.SESSIONS_VIEW.name());
-            if (topic.equals(Topics.RETIREMENT_VIEW.name())) {
+            String topic = context.recordMetadata().map(m -> m.topic()).orElse("");
+            if (topic.equals(retirementTopic)) {
                 NewestBySequence.keep(retirement, r.key(), (RetirementView) r.value(), RetirementView::getSequence);
-            } else if (topic.equals(Topics.DELETION_AUDIT.name())) {
+            } else if (topic.equals(auditTopic)) {
                 NewestBySequence.keep(audits, r.key(), (DeletionAudit) r.value(), DeletionAudit::getSequence);
             } else {
                 NewestBySequence.keep(sessions, r.key(), (SessionView) r.value(), SessionView::getSequence);
@@ -130,16 +177,60 @@ public final class SessionReads implements AutoCloseable {
 
     }
 
-    public void start() {
-        StreamsDefaults.start(streams, "gateway read side");
+    /** Starts on the serving generation's views, and follows each change of the serving generation. */
+    public synchronized void start() {
+        Generation serving = Generations.serving(bootstrapServers);
+        KafkaStreams first = newStreams(serving);
+        generation = serving;
+        streams = first;
+        StreamsDefaults.start(first, "gateway read side");
+        watcher = new Generations.Watcher(bootstrapServers, "gateway", records -> switchTo(Generations.parse(records.get(Generations.SERVING))));
+    }
+
+    /**
+     * Answers from generation {@code g}'s views once a Streams application on them has read them to their ends (the old
+     * one answers until then); then closes the old one and removes its local state. Runs on the watcher's thread.
+     */
+    private void switchTo(Generation g) {
+        if (g.equals(generation)) {
+            return;
+        }
+        LOG.info("gateway read side: loading the views of projector generation {} (answering from {} meanwhile)", g, generation);
+        KafkaStreams next = newStreams(g);
+        StreamsDefaults.start(next, "gateway read side " + g);
+        try {
+            ViewCatchUp.await(bootstrapServers, next, g.applicationId(applicationId),
+                    List.of(g.view(Topics.SESSIONS_VIEW).name(), g.view(Topics.RETIREMENT_VIEW).name(), g.view(Topics.DELETION_AUDIT).name()),
+                    SWITCH_TIMEOUT);
+        } catch (RuntimeException | InterruptedException e) {
+            LOG.warn("gateway read side: generation {} did not load ({}); still answering from {}", g, e.toString(), generation);
+            StreamsDefaults.close(next, Duration.ofSeconds(30));
+            return;
+        }
+        KafkaStreams old;
+        synchronized (this) {
+            old = streams;
+            streams = next;
+            generation = g;
+        }
+        LOG.info("gateway read side: answering from projector generation {}", g);
+        try {
+            Thread.sleep(CLOSE_GRACE.toMillis()); // reads that took the old stores just before the switch finish on them
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        StreamsDefaults.close(old, Duration.ofSeconds(30));
+        old.cleanUp();
+        Generations.acknowledge(bootstrapServers, "gateway", g);
     }
 
     /** Waits until the store is queryable. */
     public void awaitRunning(Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
-        while (streams.state() != KafkaStreams.State.RUNNING) {
+        while (streams == null || streams.state() != KafkaStreams.State.RUNNING) {
             if (System.nanoTime() > until) {
-                throw new IllegalStateException("the gateway's read side did not start within " + timeout + " (state " + streams.state() + ")");
+                throw new IllegalStateException("the gateway's read side did not start within " + timeout + " (state "
+                        + (streams == null ? "not started" : streams.state()) + ")");
             }
             Thread.sleep(50);
         }
@@ -147,7 +238,8 @@ public final class SessionReads implements AutoCloseable {
 
     /** True while the stores can be read: the read side is running (not starting, rebalancing, stopping or failed). */
     public boolean ready() {
-        return streams.state() == KafkaStreams.State.RUNNING;
+        KafkaStreams s = streams;
+        return s != null && s.state() == KafkaStreams.State.RUNNING;
     }
 
     /**
@@ -159,7 +251,11 @@ public final class SessionReads implements AutoCloseable {
                 (topic, key, value, n) -> Optional.of(Set.of(Keys.accountPartition(key, n)));
         KeyQueryMetadata m;
         try {
-            m = streams.queryMetadataForKey(STORE, Keys.prefix(account), byAccount);
+            KafkaStreams current = streams;
+            if (current == null) {
+                return Optional.empty();
+            }
+            m = current.queryMetadataForKey(STORE, Keys.prefix(account), byAccount);
         } catch (org.apache.kafka.streams.errors.InvalidStateStoreException | IllegalStateException e) {
             return Optional.empty(); // not started or not running: the local read answers 503
         }
@@ -220,7 +316,11 @@ public final class SessionReads implements AutoCloseable {
     private <R> R read(String name, String what, java.util.function.Function<ReadOnlyKeyValueStore<String, ?>, R> read) {
         ReadOnlyKeyValueStore<String, ?> store;
         try {
-            store = streams.store(StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.<String, Object>keyValueStore()));
+            KafkaStreams current = streams;
+            if (current == null) {
+                throw notReadable(what);
+            }
+            store = current.store(StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.<String, Object>keyValueStore()));
         } catch (org.apache.kafka.streams.errors.InvalidStateStoreException | IllegalStateException e) {
             throw notReadable(what);
         }
@@ -232,7 +332,7 @@ public final class SessionReads implements AutoCloseable {
     }
 
     private ApiError notReadable(String what) {
-        KafkaStreams.State state = streams.state();
+        KafkaStreams.State state = streams == null ? KafkaStreams.State.CREATED : streams.state();
         if (state == KafkaStreams.State.CREATED || state == KafkaStreams.State.REBALANCING || state == KafkaStreams.State.RUNNING) {
             return ApiError.starting("the " + what + " are being loaded (" + state + "); try again in a few seconds");
         }
@@ -247,6 +347,11 @@ public final class SessionReads implements AutoCloseable {
 
     @Override
     public void close() {
-        StreamsDefaults.close(streams, Duration.ofSeconds(30));
+        if (watcher != null) {
+            watcher.close();
+        }
+        if (streams != null) {
+            StreamsDefaults.close(streams, Duration.ofSeconds(30));
+        }
     }
 }

@@ -96,6 +96,21 @@ public final class Generations {
         }
     }
 
+    /** The key under which reader {@code reader} records the generation it answers from ({@link #acknowledge}). */
+    public static String readerKey(String reader) {
+        return "reader/" + reader;
+    }
+
+    /** Records that {@code reader} (gateway, choice, cleanup) answers from generation {@code g}'s views. */
+    public static void acknowledge(String bootstrapServers, String reader, Generation g) {
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(LogProducers.config(bootstrapServers, "ensemble-generations-" + reader, Map.of()),
+                new StringSerializer(), new StringSerializer())) {
+            p.send(new ProducerRecord<>(Topics.GENERATIONS.name(), readerKey(reader), Integer.toString(g.number()))).get();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not record that " + reader + " reads generation " + g + ": " + e, e);
+        }
+    }
+
     /**
      * Makes {@code next} the serving generation: one transaction with a handover marker on every partition of
      * {@code sessions.events} and {@value #SERVING} → its number (and no generation being built) in
