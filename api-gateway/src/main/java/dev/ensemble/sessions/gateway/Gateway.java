@@ -222,6 +222,11 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** The HTTP port it listens on. */
+    /** The projector generation whose views the read side answers from (docs/operations.md "Generations"). */
+    public dev.ensemble.sessions.schema.Generation viewsGeneration() {
+        return reads.generation();
+    }
+
     public int port() {
         return app.port();
     }

@@ -181,6 +181,7 @@ public final class ProjectorGenerations implements AutoCloseable {
                 dev.ensemble.sessions.streams.StreamsDefaults.properties(app, bootstrapServers, stateDir, replicationFactor, overrides))) {
             s.cleanUp();
         }
+        deleteTree(stateDir.resolve(app)); // cleanUp keeps the folder when a store's files outlive it
         try {
             try {
                 admin.deleteConsumerGroups(List.of(app)).all().get();
@@ -248,6 +249,19 @@ public final class ProjectorGenerations implements AutoCloseable {
                 last = now;
                 stableSince = System.nanoTime();
             }
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        if (!java.nio.file.Files.exists(dir)) {
+            return;
+        }
+        try (var files = java.nio.file.Files.walk(dir)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                java.nio.file.Files.deleteIfExists(p);
+            }
+        } catch (java.io.IOException e) {
+            LOG.warn("could not remove {}: {}", dir, e.toString());
         }
     }
 
