@@ -29,9 +29,14 @@ public final class CleanupService implements AutoCloseable {
     /** The Streams application id (its consumer group and the prefix of its internal topics). */
     public static final String APPLICATION_ID = "ensemble-cleanup";
 
-    private final Properties properties;
+    private final String bootstrapServers;
+    private final Path stateDir;
+    private final int replicationFactor;
+    private final Map<String, ?> overrides;
     private final CleanupConfig config;
     private KafkaStreams streams;
+    private dev.ensemble.sessions.schema.Generation generation;
+    private dev.ensemble.sessions.schema.Generations.Watcher watcher;
 
     /**
      * @param bootstrapServers  the cluster
@@ -43,18 +48,66 @@ public final class CleanupService implements AutoCloseable {
     public CleanupService(String bootstrapServers, Path stateDir, int replicationFactor, CleanupConfig config,
                           Map<String, ?> overrides) {
         this.config = config;
-        this.properties = StreamsDefaults.properties(APPLICATION_ID, bootstrapServers, stateDir, replicationFactor, overrides);
+        this.bootstrapServers = bootstrapServers;
+        this.stateDir = stateDir;
+        this.replicationFactor = replicationFactor;
+        this.overrides = overrides;
     }
 
-    /** Starts the application (non-blocking). */
+    private KafkaStreams newStreams(dev.ensemble.sessions.schema.Generation g) {
+        return new KafkaStreams(CleanupTopology.build(config, false, g), StreamsDefaults.properties(g.applicationId(APPLICATION_ID),
+                bootstrapServers, stateDir, replicationFactor, overrides));
+    }
+
+    /**
+     * Starts the application (non-blocking) on the serving projector generation's retirement view, and follows each
+     * change of the serving generation ({@link dev.ensemble.sessions.schema.Generations}).
+     */
     public synchronized void start() {
         if (streams != null) {
             return;
         }
-        streams = new KafkaStreams(CleanupTopology.build(config), properties);
+        generation = dev.ensemble.sessions.schema.Generations.serving(bootstrapServers);
+        streams = newStreams(generation);
         StreamsDefaults.start(streams, "cleanup");
-        LOG.info("cleanup started ({} → {}): {}", Topics.RETIREMENT_VIEW.name(), Topics.EVENTS.name(),
+        LOG.info("cleanup started ({} → {}): {}", generation.view(Topics.RETIREMENT_VIEW).name(), Topics.EVENTS.name(),
                 config.cleanSessions() ? "sweeping every " + config.sweepInterval() : CleanupConfig.CLEAN_SESSIONS + " is off");
+        watcher = new dev.ensemble.sessions.schema.Generations.Watcher(bootstrapServers, "cleanup",
+                records -> switchTo(dev.ensemble.sessions.schema.Generations.parse(records.get(dev.ensemble.sessions.schema.Generations.SERVING))));
+    }
+
+    /**
+     * Sweeps on generation {@code g}'s retirement view from now on: the old application stops (so no two sweep at
+     * once), the new one (application {@code ensemble-cleanup-g<n>}) takes over the old one's place in
+     * {@code sessions.cleanup.commands}, loads the new views and sweeps; the old one's group, topics and state are
+     * removed. The new generation has caught up when it starts serving, so the gap is the restart's few seconds.
+     */
+    private synchronized void switchTo(dev.ensemble.sessions.schema.Generation g) {
+        if (streams == null || g.equals(generation)) {
+            return;
+        }
+        String oldApp = generation.applicationId(APPLICATION_ID);
+        String newApp = g.applicationId(APPLICATION_ID);
+        StreamsDefaults.close(streams, Duration.ofSeconds(30));
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+            Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> commands = new java.util.HashMap<>();
+            admin.listConsumerGroupOffsets(oldApp).partitionsToOffsetAndMetadata().get().forEach((tp, o) -> {
+                if (tp.topic().equals(Topics.CLEANUP_COMMANDS.name()) && o != null) {
+                    commands.put(tp, new org.apache.kafka.clients.consumer.OffsetAndMetadata(o.offset()));
+                }
+            });
+            if (!commands.isEmpty()) {
+                admin.alterConsumerGroupOffsets(newApp, commands).all().get();
+            }
+        } catch (Exception e) {
+            LOG.warn("cleanup: could not carry its place in {} over to {} ({}); it reads the commands kept", Topics.CLEANUP_COMMANDS.name(), newApp, e.toString());
+        }
+        dev.ensemble.sessions.streams.GenerationApps.remove(bootstrapServers, stateDir, oldApp, APPLICATION_ID);
+        generation = g;
+        streams = newStreams(g);
+        StreamsDefaults.start(streams, "cleanup");
+        LOG.info("cleanup: sweeping on projector generation {} ({})", g, g.view(Topics.RETIREMENT_VIEW).name());
+        dev.ensemble.sessions.schema.Generations.acknowledge(bootstrapServers, "cleanup", g);
     }
 
     /** The running Streams instance (state, metrics), or null before start. */
@@ -63,7 +116,15 @@ public final class CleanupService implements AutoCloseable {
     }
 
     /** Stops the application, committing what it did; waits up to 30 s. */
-    public synchronized void stop() {
+    public void stop() {
+        if (watcher != null) {
+            watcher.close();
+            watcher = null;
+        }
+        stopStreams();
+    }
+
+    private synchronized void stopStreams() {
         if (streams != null) {
             StreamsDefaults.close(streams, Duration.ofSeconds(30));
             streams = null;

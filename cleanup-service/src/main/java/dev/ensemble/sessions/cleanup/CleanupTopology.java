@@ -1,6 +1,7 @@
 package dev.ensemble.sessions.cleanup;
 
 import dev.ensemble.sessions.schema.AvroSerde;
+import dev.ensemble.sessions.schema.Generation;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.views.RetirementView;
 import org.apache.kafka.common.serialization.Serdes;
@@ -41,11 +42,16 @@ public final class CleanupTopology {
      * simulations where writing every store to disk on every commit dominates.
      */
     public static Topology build(CleanupConfig config, boolean inMemoryStores) {
+        return build(config, inMemoryStores, Generation.FIRST);
+    }
+
+    /** The topology on the retirement view of projector generation {@code g}. */
+    public static Topology build(CleanupConfig config, boolean inMemoryStores, Generation g) {
         java.util.function.Function<String, org.apache.kafka.streams.state.KeyValueBytesStoreSupplier> store =
                 name -> inMemoryStores ? Stores.inMemoryKeyValueStore(name) : Stores.persistentKeyValueStore(name);
         Topology t = new Topology();
         t.addSource("retirement-source", Topics.RETIREMENT_VIEW.keySerde().deserializer(),
-                Topics.RETIREMENT_VIEW.valueSerde().deserializer(), Topics.RETIREMENT_VIEW.name());
+                Topics.RETIREMENT_VIEW.valueSerde().deserializer(), g.view(Topics.RETIREMENT_VIEW).name());
         t.addSource("commands-source", Topics.CLEANUP_COMMANDS.keySerde().deserializer(),
                 Topics.CLEANUP_COMMANDS.valueSerde().deserializer(), Topics.CLEANUP_COMMANDS.name());
         t.addProcessor(SWEEPS, () -> new SweepProcessor(config), "retirement-source", "commands-source");

@@ -10,6 +10,7 @@ import dev.ensemble.sessions.gateway.Tokens;
 import dev.ensemble.sessions.cleanup.CleanupConfig;
 import dev.ensemble.sessions.cleanup.CleanupService;
 import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.projector.ProjectorGenerations;
 import dev.ensemble.sessions.projector.RetirementRules;
 import dev.ensemble.sessions.choice.ConfigWatcher;
 import dev.ensemble.sessions.choice.service.ChoiceService;
@@ -233,7 +234,9 @@ final class UpCommand implements Callable<Integer> {
                 TopicAdmin.ensureTopics(admin, Topics.DEFAULT_PARTITIONS, replicationFactor);
                 createChangelogs(admin, rules, cleanupConfig, replicationFactor);
             }
-            Projector projector = new Projector(bootstrap, data.state("projector"), replicationFactor, security, rules);
+            // the serving generation's projector; a rebuild asked for by `rebuild` builds the next one beside it
+            ProjectorGenerations projector = new ProjectorGenerations(bootstrap, data.state("projector"), replicationFactor, security,
+                    rules, List.of("gateway", "choice", "cleanup"), line -> System.out.println("rebuild: " + line));
             running.add(projector);
             projector.start();
             CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, security);

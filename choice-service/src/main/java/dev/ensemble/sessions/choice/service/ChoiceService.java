@@ -88,7 +88,9 @@ public final class ChoiceService implements AutoCloseable {
             return size() > 64;
         }
     };
-    private KafkaStreams streams;
+    private volatile KafkaStreams streams;
+    private volatile dev.ensemble.sessions.schema.Generation generation;
+    private dev.ensemble.sessions.schema.Generations.Watcher watcher;
     private KafkaProducer<String, Event> producer;
     private ConfigPublisher publisher;
     private Javalin http;
@@ -142,10 +144,11 @@ public final class ChoiceService implements AutoCloseable {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
                 "ensemble-choice-records", clientProperties);
         producer = new KafkaProducer<>(p, new StringSerializer(), Topics.EVENTS.valueSerde().serializer());
-        streams = new KafkaStreams(ChoiceTopology.build(), StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID,
-                settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(),
-                dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, Map.of("commit.interval.ms", 100))));
+        generation = dev.ensemble.sessions.schema.Generations.serving(settings.bootstrapServers());
+        streams = newStreams(generation);
         StreamsDefaults.start(streams, "choice service");
+        watcher = new dev.ensemble.sessions.schema.Generations.Watcher(settings.bootstrapServers(), "choice",
+                records -> switchTo(dev.ensemble.sessions.schema.Generations.parse(records.get(dev.ensemble.sessions.schema.Generations.SERVING))));
         publisher = new ConfigPublisher(settings.bootstrapServers(), settings.config(), settings.clock(), Duration.ofSeconds(1)).start();
         http = Javalin.create(cfg -> cfg.showJavalinBanner = false);
         http.exception(InvalidEventException.class, (e, ctx) -> ctx.status(400).json(error("invalid_event", e.getMessage())));
@@ -157,6 +160,39 @@ public final class ChoiceService implements AutoCloseable {
         http.start(settings.host(), settings.port());
         LOG.info("choice service listening on http://{}:{}", settings.host(), http.port());
         return this;
+    }
+
+    private KafkaStreams newStreams(dev.ensemble.sessions.schema.Generation g) {
+        return new KafkaStreams(ChoiceTopology.build(g), StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID,
+                settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(),
+                dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, Map.of("commit.interval.ms", 100))));
+    }
+
+    /**
+     * Decides on generation {@code g}'s views from now on: the application restarts with the same application id (its
+     * place in the log, its pending outcomes and config stay) on {@code g}'s view topics, loaded into stores of their own
+     * ({@link ChoiceTopology#store}); decisions asked during the restart's few seconds answer 503. The old view stores'
+     * changelogs are removed.
+     */
+    private synchronized void switchTo(dev.ensemble.sessions.schema.Generation g) {
+        if (streams == null || g.equals(generation)) {
+            return;
+        }
+        dev.ensemble.sessions.schema.Generation old = generation;
+        StreamsDefaults.close(streams, Duration.ofSeconds(30));
+        KafkaStreams next = newStreams(g);
+        next.cleanUp(); // the old generation's view stores go with the local state; the others restore from their changelogs
+        streams = next;
+        generation = g;
+        StreamsDefaults.start(next, "choice service");
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", settings.bootstrapServers()))) {
+            admin.deleteTopics(List.of(ChoiceTopology.APPLICATION_ID + "-" + ChoiceTopology.store(ChoiceTopology.SESSIONS, old) + "-changelog",
+                    ChoiceTopology.APPLICATION_ID + "-" + ChoiceTopology.store(ChoiceTopology.CORPUS, old) + "-changelog")).all().get();
+        } catch (Exception e) {
+            LOG.warn("choice service: could not remove generation {}'s view store changelogs: {}", old, e.toString());
+        }
+        LOG.info("choice service: deciding on projector generation {}'s views", g);
+        dev.ensemble.sessions.schema.Generations.acknowledge(settings.bootstrapServers(), "choice", g);
     }
 
     /** The base URL of the decision endpoint. */
@@ -221,7 +257,7 @@ public final class ChoiceService implements AutoCloseable {
 
     private List<SessionView> sessionsOf(String account) {
         List<SessionView> out = new ArrayList<>();
-        try (KeyValueIterator<String, SessionView> it = this.<SessionView>store(ChoiceTopology.SESSIONS)
+        try (KeyValueIterator<String, SessionView> it = this.<SessionView>store(ChoiceTopology.store(ChoiceTopology.SESSIONS, generation))
                 .prefixScan(Keys.prefix(account), new StringSerializer())) {
             it.forEachRemaining(kv -> out.add(kv.value));
         }
@@ -243,7 +279,7 @@ public final class ChoiceService implements AutoCloseable {
 
     private CorpusStats corpusOf(String account, String computerId, SessionChoiceConfig cfg) {
         String key = Keys.of(account, computerId);
-        CorpusView v = this.<CorpusView>store(ChoiceTopology.CORPUS).get(key);
+        CorpusView v = this.<CorpusView>store(ChoiceTopology.store(ChoiceTopology.CORPUS, generation)).get(key);
         if (v == null) {
             return new CorpusStats(account, computerId, cfg.limits().corpusTasks());
         }
@@ -281,7 +317,15 @@ public final class ChoiceService implements AutoCloseable {
         return EventJson.mapper().createObjectNode().put("error", code).put("message", message);
     }
 
-    public synchronized void stop() {
+    public void stop() {
+        if (watcher != null) {
+            watcher.close();
+            watcher = null;
+        }
+        stopAll();
+    }
+
+    private synchronized void stopAll() {
         if (http != null) {
             http.stop();
             http = null;

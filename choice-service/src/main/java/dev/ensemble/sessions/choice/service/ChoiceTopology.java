@@ -13,6 +13,7 @@ import dev.ensemble.sessions.events.SessionChoiceOutcome;
 import dev.ensemble.sessions.events.SessionChoiceRecorded;
 import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.schema.EventJson;
+import dev.ensemble.sessions.schema.Generation;
 import dev.ensemble.sessions.schema.Keys;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.streams.NewestBySequence;
@@ -60,19 +61,35 @@ public final class ChoiceTopology {
 
     /** Builds the topology; the service and the tests call this. */
     public static Topology build() {
+        return build(Generation.FIRST);
+    }
+
+    /**
+     * A store of the views of projector generation {@code g}: {@code base} for generation 1, {@code base-g<n>} after,
+     * so the views of a new generation load into stores of their own while the application keeps its place in the
+     * log and its other stores.
+     */
+    public static String store(String base, Generation g) {
+        return g.number() == 1 ? base : base + "-g" + g.number();
+    }
+
+    /** The topology on the view topics of projector generation {@code g} (stores {@link #store}). */
+    public static Topology build(Generation g) {
+        String sessions = store(SESSIONS, g);
+        String corpus = store(CORPUS, g);
         Topology t = new Topology();
         t.addSource("views-source", Topics.SESSIONS_VIEW.keySerde().deserializer(), Topics.SESSIONS_VIEW.valueSerde().deserializer(),
-                Topics.SESSIONS_VIEW.name());
-        t.addProcessor("newest-session", () -> new Newest<SessionView>(SESSIONS, SessionView::getSequence), "views-source");
+                g.view(Topics.SESSIONS_VIEW).name());
+        t.addProcessor("newest-session", () -> new Newest<SessionView>(sessions, SessionView::getSequence), "views-source");
         t.addSource("corpus-source", Topics.CORPUS_VIEW.keySerde().deserializer(), Topics.CORPUS_VIEW.valueSerde().deserializer(),
-                Topics.CORPUS_VIEW.name());
-        t.addProcessor("newest-corpus", () -> new Newest<CorpusView>(CORPUS, CorpusView::getSequence), "corpus-source");
+                g.view(Topics.CORPUS_VIEW).name());
+        t.addProcessor("newest-corpus", () -> new Newest<CorpusView>(corpus, CorpusView::getSequence), "corpus-source");
         t.addSource("events-source", Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        t.addProcessor("outcomes", OutcomeRecorder::new, "events-source");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SESSIONS), Serdes.String(),
+        t.addProcessor("outcomes", () -> new OutcomeRecorder(sessions), "events-source");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(sessions), Serdes.String(),
                 AvroSerde.of(SessionView.class)), "newest-session", "outcomes");
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CORPUS), Serdes.String(),
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(corpus), Serdes.String(),
                 AvroSerde.of(CorpusView.class)), "newest-corpus");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PENDING), Serdes.String(),
                 Serdes.String()), "outcomes");
@@ -112,14 +129,19 @@ public final class ChoiceTopology {
     static final class OutcomeRecorder implements Processor<String, Event, String, Event> {
         private ProcessorContext<String, Event> context;
         private KeyValueStore<String, String> pending;
+        private final String sessionsStore;
         private KeyValueStore<String, SessionView> sessions;
         private KeyValueStore<String, String> config;
+
+        OutcomeRecorder(String sessionsStore) {
+            this.sessionsStore = sessionsStore;
+        }
 
         @Override
         public void init(ProcessorContext<String, Event> context) {
             this.context = context;
             this.pending = context.getStateStore(PENDING);
-            this.sessions = context.getStateStore(SESSIONS);
+            this.sessions = context.getStateStore(sessionsStore);
             this.config = context.getStateStore(CONFIG);
         }
 
