@@ -179,12 +179,12 @@ public final class SessionReads implements AutoCloseable {
 
     /** Starts on the serving generation's views, and follows each change of the serving generation. */
     public synchronized void start() {
-        Generation serving = Generations.serving(bootstrapServers);
+        Generation serving = Generations.serving(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides));
         KafkaStreams first = newStreams(serving);
         generation = serving;
         streams = first;
         StreamsDefaults.start(first, "gateway read side");
-        watcher = new Generations.Watcher(bootstrapServers, "gateway", records -> switchTo(Generations.parse(records.get(Generations.SERVING))));
+        watcher = new Generations.Watcher(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "gateway", records -> switchTo(Generations.parse(records.get(Generations.SERVING))));
     }
 
     /**
@@ -199,7 +199,7 @@ public final class SessionReads implements AutoCloseable {
         KafkaStreams next = newStreams(g);
         StreamsDefaults.start(next, "gateway read side " + g);
         try {
-            ViewCatchUp.await(bootstrapServers, next, g.applicationId(applicationId),
+            ViewCatchUp.await(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), next, g.applicationId(applicationId),
                     List.of(g.view(Topics.SESSIONS_VIEW).name(), g.view(Topics.RETIREMENT_VIEW).name(), g.view(Topics.DELETION_AUDIT).name()),
                     SWITCH_TIMEOUT);
         } catch (RuntimeException | InterruptedException e) {
@@ -221,7 +221,7 @@ public final class SessionReads implements AutoCloseable {
         }
         StreamsDefaults.close(old, Duration.ofSeconds(30));
         old.cleanUp();
-        Generations.acknowledge(bootstrapServers, "gateway", g);
+        Generations.acknowledge(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "gateway", g);
     }
 
     /** Waits until the store is queryable. */

@@ -67,12 +67,12 @@ public final class CleanupService implements AutoCloseable {
         if (streams != null) {
             return;
         }
-        generation = dev.ensemble.sessions.schema.Generations.serving(bootstrapServers);
+        generation = dev.ensemble.sessions.schema.Generations.serving(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides));
         streams = newStreams(generation);
         StreamsDefaults.start(streams, "cleanup");
         LOG.info("cleanup started ({} → {}): {}", generation.view(Topics.RETIREMENT_VIEW).name(), Topics.EVENTS.name(),
                 config.cleanSessions() ? "sweeping every " + config.sweepInterval() : CleanupConfig.CLEAN_SESSIONS + " is off");
-        watcher = new dev.ensemble.sessions.schema.Generations.Watcher(bootstrapServers, "cleanup",
+        watcher = new dev.ensemble.sessions.schema.Generations.Watcher(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "cleanup",
                 records -> switchTo(dev.ensemble.sessions.schema.Generations.parse(records.get(dev.ensemble.sessions.schema.Generations.SERVING))));
     }
 
@@ -89,7 +89,7 @@ public final class CleanupService implements AutoCloseable {
         String oldApp = generation.applicationId(APPLICATION_ID);
         String newApp = g.applicationId(APPLICATION_ID);
         StreamsDefaults.close(streams, Duration.ofSeconds(30));
-        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides)))) {
             Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> commands = new java.util.HashMap<>();
             admin.listConsumerGroupOffsets(oldApp).partitionsToOffsetAndMetadata().get().forEach((tp, o) -> {
                 if (tp.topic().equals(Topics.CLEANUP_COMMANDS.name()) && o != null) {
@@ -102,12 +102,12 @@ public final class CleanupService implements AutoCloseable {
         } catch (Exception e) {
             LOG.warn("cleanup: could not carry its place in {} over to {} ({}); it reads the commands kept", Topics.CLEANUP_COMMANDS.name(), newApp, e.toString());
         }
-        dev.ensemble.sessions.streams.GenerationApps.remove(bootstrapServers, stateDir, oldApp, APPLICATION_ID);
+        dev.ensemble.sessions.streams.GenerationApps.remove(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), stateDir, oldApp, APPLICATION_ID);
         generation = g;
         streams = newStreams(g);
         StreamsDefaults.start(streams, "cleanup");
         LOG.info("cleanup: sweeping on projector generation {} ({})", g, g.view(Topics.RETIREMENT_VIEW).name());
-        dev.ensemble.sessions.schema.Generations.acknowledge(bootstrapServers, "cleanup", g);
+        dev.ensemble.sessions.schema.Generations.acknowledge(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "cleanup", g);
     }
 
     /** The running Streams instance (state, metrics), or null before start. */

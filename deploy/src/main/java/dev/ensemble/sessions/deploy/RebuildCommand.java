@@ -1,6 +1,8 @@
 package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.projector.Projector;
+import dev.ensemble.sessions.schema.Generation;
+import dev.ensemble.sessions.schema.Generations;
 import dev.ensemble.sessions.projector.ProjectorRebuild;
 import dev.ensemble.sessions.projector.RetirementRules;
 import dev.ensemble.sessions.schema.KafkaClients;
@@ -15,12 +17,17 @@ import picocli.CommandLine.Option;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code ensemble-sessions rebuild [--data-dir DIR]}: with the system stopped, rebuilds every view of the projector by
+ * {@code ensemble-sessions rebuild [--data-dir DIR]}. While {@code up} serves (the data folder's broker is in use, or the
+ * serving projector generation's group has members on {@code --bootstrap-servers}): a blue/green rebuild
+ * (docs/operations.md "Generations"): it records the next generation as {@code building} in {@code sessions.generations}
+ * and follows the running system building it beside the serving one, handing over, and removing the old one; the API
+ * answers throughout. With the system stopped: rebuilds every view of the serving generation's projector in place by
  * replaying the log (DESIGN.md §1): starts the data folder's broker (its lock refuses while {@code up} runs), resets the
  * projector with Kafka's tools ({@link ProjectorRebuild#reset}: the application reset tool for the group's offsets and
  * the internal topics, {@code KafkaStreams.cleanUp()} for the state folder), and runs the projector (Kafka Streams, its
@@ -28,7 +35,8 @@ import java.util.concurrent.Callable;
  * again starts over; running {@code up} instead goes on from where the replay was.
  */
 @Command(name = "rebuild", mixinStandardHelpOptions = true,
-        description = "With the system stopped, rebuild the projector's views by replaying the event log.")
+        description = "Rebuild the projector's views by replaying the event log: beside the serving projector while up runs "
+                + "(blue/green), in place when the system is stopped.")
 final class RebuildCommand implements Callable<Integer> {
     @Option(names = "--data-dir", description = "the system's data folder (default ~/.ensemble-sessions)")
     Path dataDir;
@@ -83,10 +91,18 @@ final class RebuildCommand implements Callable<Integer> {
         try {
             String bootstrap = bootstrapServers;
             if (bootstrap == null) {
-                kafka = LocalKafka.start(data.root(), kafkaPort);
+                try {
+                    kafka = LocalKafka.start(data.root(), kafkaPort);
+                } catch (LocalKafka.InUse e) {
+                    // up runs on this data folder: rebuild beside it
+                    return blueGreen(data.readEndpoints().path("bootstrapServers").asText(), data.readClientProperties(), out,
+                            BLUE_GREEN_TIMEOUT);
+                }
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
                 security = kafka.clientProperties();
+            } else if (serving(bootstrap, security)) {
+                return blueGreen(bootstrap, security, out, BLUE_GREEN_TIMEOUT);
             }
             Result r = rebuild(bootstrap, data.state("projector"), replicationFactor, security,
                     RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays)), true);
@@ -98,6 +114,54 @@ final class RebuildCommand implements Callable<Integer> {
         }
     }
 
+    /** The longest a blue/green rebuild is followed. */
+    static final Duration BLUE_GREEN_TIMEOUT = Duration.ofHours(6);
+
+    /** The readers that switch generations ({@link Generations#readerKey}). */
+    static final List<String> READERS = List.of("gateway", "choice", "cleanup");
+
+    /** Whether the serving generation's projector runs (its consumer group has members). */
+    static boolean serving(String bootstrap, Map<String, ?> security) throws Exception {
+        String group = Generations.serving(bootstrap, security).applicationId(Projector.APPLICATION_ID);
+        try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
+            return !admin.describeConsumerGroups(List.of(group)).describedGroups().get(group).get().members().isEmpty();
+        } catch (java.util.concurrent.ExecutionException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Asks the running system for the next generation ({@link Generations#markBuilding}) and prints its progress until it
+     * serves and the readers answer from it (0), or {@code timeout} (1).
+     */
+    static int blueGreen(String bootstrap, Map<String, ?> security, PrintStream out, Duration timeout) throws InterruptedException {
+        Generation old = Generations.serving(bootstrap, security);
+        Generation next = old.next();
+        out.println("up is running: building projector generation " + next + " beside generation " + old
+                + " (the API keeps answering from " + old + " until " + next + " has caught up)");
+        Generations.markBuilding(bootstrap, security, next);
+        Map<String, String> seen = Map.of();
+        long until = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < until) {
+            Map<String, String> now = Generations.read(bootstrap, security);
+            for (var e : new java.util.TreeMap<>(now).entrySet()) {
+                if (!e.getValue().equals(seen.get(e.getKey()))) {
+                    out.println("  " + e.getKey() + " = " + e.getValue());
+                }
+            }
+            seen = now;
+            String number = Integer.toString(next.number());
+            if (number.equals(now.get(Generations.SERVING))
+                    && READERS.stream().allMatch(r -> number.equals(now.get(Generations.readerKey(r))))) {
+                out.println("Projector generation " + next + " serves; generation " + old + " is being removed.");
+                return 0;
+            }
+            Thread.sleep(500);
+        }
+        out.println("Generation " + next + " did not take over within " + timeout + "; generation " + old + " still serves (see up's output).");
+        return 1;
+    }
+
     /**
      * Resets the projector ({@link ProjectorRebuild#reset}) and replays the log with the projector itself, until its
      * committed offsets reach the log's end and the last view it changed is published. A progress bar on stderr when
@@ -107,18 +171,19 @@ final class RebuildCommand implements Callable<Integer> {
     static Result rebuild(String bootstrap, Path stateDir, int replicationFactor, Map<String, ?> overrides, RetirementRules.Config rules,
                           boolean progress) throws InterruptedException {
         Map<String, Object> security = KafkaClients.connection(overrides);
-        long total = ProjectorRebuild.reset(bootstrap, security, stateDir, MEMBERS_LEAVE, System.err::println);
+        Generation g = Generations.serving(bootstrap, security);
+        long total = ProjectorRebuild.reset(bootstrap, security, stateDir, MEMBERS_LEAVE, System.err::println, g);
         try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
             long start = System.nanoTime();
             ProgressBar bar = progress && total > 0 ? bar(total) : null;
-            try (Projector projector = new Projector(bootstrap, stateDir, replicationFactor, overrides, rules)) {
+            try (Projector projector = new Projector(bootstrap, stateDir, replicationFactor, overrides, rules, g)) {
                 projector.start();
-                boolean done = ProjectorRebuild.awaitCaughtUp(admin, Duration.ofHours(6), n -> {
+                boolean done = ProjectorRebuild.awaitCaughtUp(admin, g.applicationId(Projector.APPLICATION_ID), Duration.ofMillis(200), Duration.ofHours(6), n -> {
                     if (bar != null) bar.stepTo(n);
                 });
                 if (!done) throw new IllegalStateException("the replay did not finish within 6 hours");
                 long[] lastView = new long[1];
-                if (!ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofMinutes(5), t -> lastView[0] = t)) {
+                if (!ProjectorRebuild.awaitViewsSettled(admin, Duration.ofSeconds(3), Duration.ofMinutes(5), t -> lastView[0] = t, g)) {
                     throw new IllegalStateException("the views were still being published 5 minutes after the replay");
                 }
                 // done when every event is processed and the last view it changed is published

@@ -56,8 +56,13 @@ public final class Generations {
 
     /** The records of {@link Topics#GENERATIONS} as key → newest value (committed ones; a tombstone removes the key). */
     public static Map<String, String> read(String bootstrapServers) {
+        return read(bootstrapServers, Map.of());
+    }
+
+    /** {@link #read(String)} on a cluster whose clients need {@code clientProperties} ({@link KafkaClients}). */
+    public static Map<String, String> read(String bootstrapServers, Map<String, ?> clientProperties) {
         Map<String, String> out = new HashMap<>();
-        try (KafkaConsumer<String, String> c = consumer(bootstrapServers)) {
+        try (KafkaConsumer<String, String> c = consumer(bootstrapServers, clientProperties)) {
             List<TopicPartition> tps = partitions(c);
             c.assign(tps);
             c.seekToBeginning(tps);
@@ -77,7 +82,12 @@ public final class Generations {
 
     /** The serving generation ({@link Generation#FIRST} when none was ever recorded). */
     public static Generation serving(String bootstrapServers) {
-        return parse(read(bootstrapServers).get(SERVING));
+        return serving(bootstrapServers, Map.of());
+    }
+
+    /** {@link #serving(String)} on a cluster whose clients need {@code clientProperties}. */
+    public static Generation serving(String bootstrapServers, Map<String, ?> clientProperties) {
+        return parse(read(bootstrapServers, clientProperties).get(SERVING));
     }
 
     /** The generation being built, or null. */
@@ -88,7 +98,12 @@ public final class Generations {
 
     /** Records that {@code g} is being built (or, with null, that none is). */
     public static void markBuilding(String bootstrapServers, Generation g) {
-        try (KafkaProducer<String, String> p = new KafkaProducer<>(LogProducers.config(bootstrapServers, "ensemble-generations-building", Map.of()),
+        markBuilding(bootstrapServers, Map.of(), g);
+    }
+
+    /** {@link #markBuilding(String, Generation)} on a cluster whose clients need {@code clientProperties}. */
+    public static void markBuilding(String bootstrapServers, Map<String, ?> clientProperties, Generation g) {
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(LogProducers.config(bootstrapServers, "ensemble-generations-building", clientProperties),
                 new StringSerializer(), new StringSerializer())) {
             p.send(new ProducerRecord<>(Topics.GENERATIONS.name(), BUILDING, g == null ? null : Integer.toString(g.number()))).get();
         } catch (Exception e) {
@@ -102,8 +117,8 @@ public final class Generations {
     }
 
     /** Records that {@code reader} (gateway, choice, cleanup) answers from generation {@code g}'s views. */
-    public static void acknowledge(String bootstrapServers, String reader, Generation g) {
-        try (KafkaProducer<String, String> p = new KafkaProducer<>(LogProducers.config(bootstrapServers, "ensemble-generations-" + reader, Map.of()),
+    public static void acknowledge(String bootstrapServers, Map<String, ?> clientProperties, String reader, Generation g) {
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(LogProducers.config(bootstrapServers, "ensemble-generations-" + reader, clientProperties),
                 new StringSerializer(), new StringSerializer())) {
             p.send(new ProducerRecord<>(Topics.GENERATIONS.name(), readerKey(reader), Integer.toString(g.number()))).get();
         } catch (Exception e) {
@@ -116,8 +131,8 @@ public final class Generations {
      * {@code sessions.events} and {@value #SERVING} → its number (and no generation being built) in
      * {@link Topics#GENERATIONS}.
      */
-    public static void handOver(String bootstrapServers, Generation next) {
-        Map<String, Object> cfg = LogProducers.config(bootstrapServers, "ensemble-generations", Map.of());
+    public static void handOver(String bootstrapServers, Map<String, ?> clientProperties, Generation next) {
+        Map<String, Object> cfg = LogProducers.config(bootstrapServers, "ensemble-generations", clientProperties);
         cfg.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, TRANSACTIONAL_ID);
         try (KafkaProducer<String, byte[]> p = new KafkaProducer<>(cfg, new StringSerializer(), new ByteArraySerializer())) {
             p.initTransactions();
@@ -143,13 +158,17 @@ public final class Generations {
         private final Thread thread;
         private volatile boolean running = true;
 
-        public Watcher(String bootstrapServers, String name, Consumer<Map<String, String>> onChange) {
-            Map<String, String> first = read(bootstrapServers);
+        public Watcher(String bootstrapServers, Map<String, ?> clientProperties, String name, Consumer<Map<String, String>> onChange) {
+            Map<String, String> first = read(bootstrapServers, clientProperties);
             onChange.accept(Map.copyOf(first));
             thread = new Thread(() -> {
                 Map<String, String> seen = new HashMap<>(first);
-                try (KafkaConsumer<String, String> c = consumer(bootstrapServers)) {
+                try (KafkaConsumer<String, String> c = consumer(bootstrapServers, clientProperties)) {
                     List<TopicPartition> tps = partitions(c);
+                    while (tps.isEmpty() && running) { // no sessions.generations yet: generation 1 serves
+                        Thread.sleep(1000);
+                        tps = partitions(c);
+                    }
                     c.assign(tps);
                     c.seekToBeginning(tps);
                     while (running) {
@@ -168,6 +187,8 @@ public final class Generations {
                     }
                 } catch (org.apache.kafka.common.errors.InterruptException e) {
                     // closed
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
             }, name + "-generations");
             thread.setDaemon(true);
@@ -198,10 +219,11 @@ public final class Generations {
         }
     }
 
-    private static KafkaConsumer<String, String> consumer(String bootstrapServers) {
-        return new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false),
-                new StringDeserializer(), new StringDeserializer());
+    private static KafkaConsumer<String, String> consumer(String bootstrapServers, Map<String, ?> clientProperties) {
+        Map<String, Object> c = KafkaClients.config(bootstrapServers, clientProperties);
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        return new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer());
     }
 
     private static List<TopicPartition> partitions(KafkaConsumer<String, String> c) {

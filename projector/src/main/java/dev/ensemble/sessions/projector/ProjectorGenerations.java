@@ -79,17 +79,22 @@ public final class ProjectorGenerations implements AutoCloseable {
 
     /** Starts the serving generation's projector and watches for rebuilds. */
     public synchronized ProjectorGenerations start() {
-        Generation g = Generations.serving(bootstrapServers);
+        Generation g = Generations.serving(bootstrapServers, client());
         ensureViews(g);
         serving = new Projector(bootstrapServers, stateDir, replicationFactor, overrides, rules, g);
         serving.start();
-        watcher = new Generations.Watcher(bootstrapServers, "projector", records -> {
+        watcher = new Generations.Watcher(bootstrapServers, client(), "projector", records -> {
             String b = records.get(Generations.BUILDING);
             if (b != null) {
                 startBuilding(Generations.parse(b));
             }
         });
         return this;
+    }
+
+    /** The cluster's client properties (security settings) among the Streams overrides. */
+    private Map<String, Object> client() {
+        return dev.ensemble.sessions.schema.KafkaClients.connection(overrides);
     }
 
     /** The serving generation's projector. */
@@ -116,7 +121,7 @@ public final class ProjectorGenerations implements AutoCloseable {
     /** Steps 1–4 of the class comment. */
     void build(Generation next) throws Exception {
         Projector old = serving;
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+        try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, client()))) {
             remove(admin, next, null); // what an earlier, failed attempt left
             ensureViews(next);
             Projector fresh = new Projector(bootstrapServers, stateDir, replicationFactor, overrides, rules, next);
@@ -134,7 +139,7 @@ public final class ProjectorGenerations implements AutoCloseable {
                 return;
             }
             progress.accept("generation " + next + ": caught up; handing over");
-            Generations.handOver(bootstrapServers, next);
+            Generations.handOver(bootstrapServers, client(), next);
             serving = fresh;
             try {
                 awaitReaders(next, READERS_TIMEOUT);
@@ -147,7 +152,7 @@ public final class ProjectorGenerations implements AutoCloseable {
     }
 
     private void ensureViews(Generation g) {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+        try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, client()))) {
             TopicAdmin.ensureTopics(admin, g.views(), TopicAdmin.partitions(admin, Topics.EVENTS.name()).size(), (short) replicationFactor);
         } catch (ExecutionException | InterruptedException e) {
             throw new IllegalStateException("could not create the views of generation " + g + ": " + e, e);
@@ -157,7 +162,7 @@ public final class ProjectorGenerations implements AutoCloseable {
     private void awaitReaders(Generation g, Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
         while (true) {
-            Map<String, String> records = Generations.read(bootstrapServers);
+            Map<String, String> records = Generations.read(bootstrapServers, client());
             List<String> behind = readers.stream()
                     .filter(r -> !Integer.toString(g.number()).equals(records.get(Generations.readerKey(r)))).toList();
             if (behind.isEmpty()) {

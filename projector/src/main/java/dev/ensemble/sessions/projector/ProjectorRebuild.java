@@ -71,7 +71,14 @@ public final class ProjectorRebuild {
      */
     public static long reset(String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, Duration membersLeave,
                              java.util.function.Consumer<String> notice) throws InterruptedException {
-        String group = Projector.APPLICATION_ID;
+        return reset(bootstrapServers, clientProperties, stateDir, membersLeave, notice, dev.ensemble.sessions.schema.Generation.FIRST);
+    }
+
+    /** As {@link #reset(String, Map, Path, Duration, java.util.function.Consumer)}, of the projector of {@code generation}. */
+    public static long reset(String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, Duration membersLeave,
+                             java.util.function.Consumer<String> notice, dev.ensemble.sessions.schema.Generation generation)
+            throws InterruptedException {
+        String group = generation.applicationId(Projector.APPLICATION_ID);
         try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties))) {
             long leaveBy = System.nanoTime() + membersLeave.toNanos();
             boolean told = false;
@@ -110,7 +117,7 @@ public final class ProjectorRebuild {
                 throw new IllegalStateException("Kafka's application reset tool could not reset the projector (exit code " + code
                         + "; its reason is printed above)");
             }
-            try (KafkaStreams streams = new KafkaStreams(Projector.buildTopology(),
+            try (KafkaStreams streams = new KafkaStreams(Projector.buildTopology(RetirementRules.Config.defaults(), false, generation),
                     StreamsDefaults.properties(group, bootstrapServers, stateDir, 1, clientProperties))) {
                 streams.cleanUp();
             }
@@ -203,9 +210,15 @@ public final class ProjectorRebuild {
      */
     public static boolean awaitViewsSettled(Admin admin, Duration quiet, Duration timeout, LongConsumer lastChange)
             throws InterruptedException {
+        return awaitViewsSettled(admin, quiet, timeout, lastChange, dev.ensemble.sessions.schema.Generation.FIRST);
+    }
+
+    /** As {@link #awaitViewsSettled(Admin, Duration, Duration, LongConsumer)}, on the view topics of {@code generation}. */
+    public static boolean awaitViewsSettled(Admin admin, Duration quiet, Duration timeout, LongConsumer lastChange,
+                                            dev.ensemble.sessions.schema.Generation generation) throws InterruptedException {
         try {
             List<TopicPartition> parts = new ArrayList<>();
-            for (String t : List.of(Topics.SESSIONS_VIEW.name(), Topics.CORPUS_VIEW.name(), Topics.RETIREMENT_VIEW.name(), Topics.DELETION_AUDIT.name())) {
+            for (String t : generation.views().stream().map(dev.ensemble.sessions.schema.Topic::name).toList()) {
                 admin.describeTopics(List.of(t)).allTopicNames().get().get(t).partitions()
                         .forEach(p -> parts.add(new TopicPartition(t, p.partition())));
             }

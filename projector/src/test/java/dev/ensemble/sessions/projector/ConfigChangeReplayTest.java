@@ -59,7 +59,7 @@ class ConfigChangeReplayTest {
             assertThat(windows(live)).as("rarity tables under the second config (3 tasks)").isNotEmpty().allMatch(n -> n == 3);
 
             Map<TopicPartition, Long> mark = ProjectorRebuildTest.ends(bootstrap);
-            ProjectorRebuild.reset(admin, state, Duration.ofSeconds(30));
+            ProjectorRebuild.reset(bootstrap, state);
             try (Projector p = new Projector(bootstrap, state, 1, fast)) {
                 p.start();
                 settle(admin);

@@ -29,8 +29,8 @@ public final class GenerationApps {
     /**
      * @param stateDir the Streams state folder ({@code state.dir}); the application's folder in it is deleted
      */
-    public static void remove(String bootstrapServers, Path stateDir, String applicationId, String base) {
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+    public static void remove(String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, String applicationId, String base) {
+        try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties))) {
             try {
                 admin.deleteConsumerGroups(List.of(applicationId)).all().get();
             } catch (ExecutionException e) {

@@ -23,14 +23,15 @@ public final class ViewCatchUp {
     }
 
     /**
+     * @param clientProperties the cluster's client properties (security settings; empty for none)
      * @param applicationId the Streams application id (its consumer group)
      * @param topics        its source topics
      * @throws IllegalStateException when it has not caught up within {@code timeout}, or the instance failed
      */
-    public static void await(String bootstrapServers, KafkaStreams streams, String applicationId, List<String> topics, Duration timeout)
+    public static void await(String bootstrapServers, Map<String, ?> clientProperties, KafkaStreams streams, String applicationId, List<String> topics, Duration timeout)
             throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
-        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+        try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties))) {
             Map<TopicPartition, OffsetSpec> ask = new HashMap<>();
             for (var d : admin.describeTopics(topics).allTopicNames().get().values()) {
                 d.partitions().forEach(p -> ask.put(new TopicPartition(d.name(), p.partition()), OffsetSpec.latest()));

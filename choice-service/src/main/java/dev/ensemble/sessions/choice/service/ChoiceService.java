@@ -144,12 +144,12 @@ public final class ChoiceService implements AutoCloseable {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
                 "ensemble-choice-records", clientProperties);
         producer = new KafkaProducer<>(p, new StringSerializer(), Topics.EVENTS.valueSerde().serializer());
-        generation = dev.ensemble.sessions.schema.Generations.serving(settings.bootstrapServers());
+        generation = dev.ensemble.sessions.schema.Generations.serving(settings.bootstrapServers(), clientProperties);
         streams = newStreams(generation);
         StreamsDefaults.start(streams, "choice service");
-        watcher = new dev.ensemble.sessions.schema.Generations.Watcher(settings.bootstrapServers(), "choice",
+        watcher = new dev.ensemble.sessions.schema.Generations.Watcher(settings.bootstrapServers(), clientProperties, "choice",
                 records -> switchTo(dev.ensemble.sessions.schema.Generations.parse(records.get(dev.ensemble.sessions.schema.Generations.SERVING))));
-        publisher = new ConfigPublisher(settings.bootstrapServers(), settings.config(), settings.clock(), Duration.ofSeconds(1)).start();
+        publisher = new ConfigPublisher(settings.bootstrapServers(), clientProperties, settings.config(), settings.clock(), Duration.ofSeconds(1)).start();
         http = Javalin.create(cfg -> cfg.showJavalinBanner = false);
         http.exception(InvalidEventException.class, (e, ctx) -> ctx.status(400).json(error("invalid_event", e.getMessage())));
         http.exception(ServiceUnavailable.class, (e, ctx) -> ctx.status(503).json(error("starting", e.getMessage())));
@@ -185,14 +185,14 @@ public final class ChoiceService implements AutoCloseable {
         streams = next;
         generation = g;
         StreamsDefaults.start(next, "choice service");
-        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", settings.bootstrapServers()))) {
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(settings.bootstrapServers(), clientProperties))) {
             admin.deleteTopics(List.of(ChoiceTopology.APPLICATION_ID + "-" + ChoiceTopology.store(ChoiceTopology.SESSIONS, old) + "-changelog",
                     ChoiceTopology.APPLICATION_ID + "-" + ChoiceTopology.store(ChoiceTopology.CORPUS, old) + "-changelog")).all().get();
         } catch (Exception e) {
             LOG.warn("choice service: could not remove generation {}'s view store changelogs: {}", old, e.toString());
         }
         LOG.info("choice service: deciding on projector generation {}'s views", g);
-        dev.ensemble.sessions.schema.Generations.acknowledge(settings.bootstrapServers(), "choice", g);
+        dev.ensemble.sessions.schema.Generations.acknowledge(settings.bootstrapServers(), clientProperties, "choice", g);
     }
 
     /** The base URL of the decision endpoint. */

@@ -53,6 +53,7 @@ public final class ConfigPublisher implements AutoCloseable {
     static final String PARTITIONS_HEADER = "partitions";
 
     private final String bootstrapServers;
+    private final Map<String, ?> clientProperties;
     private final ConfigWatcher watcher;
     private final Clock clock;
     private final Duration every;
@@ -62,11 +63,13 @@ public final class ConfigPublisher implements AutoCloseable {
     private int lastPartitions;
 
     /**
+     * @param clientProperties the cluster's client properties (security settings; empty for none)
      * @param watcher the file's watcher (its own interval decides how often the file is looked at)
      * @param every   how often to ask the watcher; positive
      */
-    public ConfigPublisher(String bootstrapServers, ConfigWatcher watcher, Clock clock, Duration every) {
+    public ConfigPublisher(String bootstrapServers, Map<String, ?> clientProperties, ConfigWatcher watcher, Clock clock, Duration every) {
         this.bootstrapServers = bootstrapServers;
+        this.clientProperties = clientProperties;
         this.watcher = watcher;
         this.clock = clock;
         this.every = every;
@@ -74,7 +77,7 @@ public final class ConfigPublisher implements AutoCloseable {
 
     /** Reads what was last appended, appends the file's config if it differs, and keeps looking every {@code every}. */
     public synchronized ConfigPublisher start() {
-        Map<String, Object> p = LogProducers.config(bootstrapServers, "ensemble-choice-config", Map.of());
+        Map<String, Object> p = LogProducers.config(bootstrapServers, "ensemble-choice-config", clientProperties);
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, TRANSACTIONAL_ID);
         producer = new KafkaProducer<>(p, new StringSerializer(), Topics.EVENTS.valueSerde().serializer());
         producer.initTransactions();
@@ -139,8 +142,9 @@ public final class ConfigPublisher implements AutoCloseable {
 
     /** The newest record of {@code sessions.choice-config} (committed ones only), into lastHash and lastPartitions. */
     private void readLast() {
-        Map<String, Object> c = Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        Map<String, Object> c = dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
+        c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         try (KafkaConsumer<String, Event> consumer = new KafkaConsumer<>(c, new StringDeserializer(), Topics.CHOICE_CONFIG.valueSerde().deserializer())) {
             List<TopicPartition> tps = consumer.partitionsFor(Topics.CHOICE_CONFIG.name()).stream()
                     .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
