@@ -163,6 +163,9 @@ public final class DeletionExecutor implements AutoCloseable {
      * asks nothing of it (another type, account or computer, or not the projector's decision).
      */
     Event handle(Event e) {
+        if (e == null) {
+            return null; // a record with no value: a projector generation's handover marker, not an event
+        }
         if (!(e.getPayload() instanceof SessionDeletionAccepted a) || !config.account().equals(e.getAccount())
                 || !DECIDER.equals(e.getSource()) || !a.getComputerIds().contains(config.computerId())) {
             return null;

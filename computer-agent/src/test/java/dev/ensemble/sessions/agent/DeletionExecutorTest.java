@@ -36,6 +36,7 @@ class DeletionExecutorTest {
         ImportConfig config = new ImportConfig("acct-ana", "laptop", Clock.fixed(NOW, ZoneOffset.UTC), home.resolve("state.json"));
         DeletionExecutor x = new DeletionExecutor("unused:9092", config, new AgentStoreDeleter(List.of(projects), List.of()), e -> { });
 
+        assertThat(x.handle(null)).as("a handover marker of the log (no value)").isNull();
         assertThat(x.handle(accepted("acct-ana", "service:projector", List.of("desk"), "claude-code"))).as("another computer").isNull();
         assertThat(x.handle(accepted("acct-bo", "service:projector", List.of("laptop"), "claude-code"))).as("another account").isNull();
         assertThat(x.handle(accepted("acct-ana", "person:ana", List.of("laptop"), "claude-code"))).as("not the guard's").isNull();
