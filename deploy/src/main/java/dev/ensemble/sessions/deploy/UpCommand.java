@@ -232,7 +232,8 @@ final class UpCommand implements Callable<Integer> {
             CleanupConfig cleanupConfig = CleanupConfig.defaults().withCleanSessions(!noCleanSessions);
             try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
                 TopicAdmin.ensureTopics(admin, Topics.DEFAULT_PARTITIONS, replicationFactor);
-                createChangelogs(admin, rules, cleanupConfig, replicationFactor);
+                createChangelogs(admin, rules, cleanupConfig, replicationFactor,
+                        dev.ensemble.sessions.schema.Generations.serving(bootstrap, security));
             }
             // the serving generation's projector; a rebuild asked for by `rebuild` builds the next one beside it
             ProjectorGenerations projector = new ProjectorGenerations(bootstrap, data.state("projector"), replicationFactor, security,
@@ -307,16 +308,19 @@ final class UpCommand implements Callable<Integer> {
      * Creates the changelog topics of the four Kafka Streams applications it starts (projector, cleanup, choice service,
      * gateway reads) that do not exist yet, before any of them starts: on a fresh data folder each application would
      * otherwise create its own in its first rebalance while the others' clients already run, and its restore and producer
-     * clients would be told "unknown topic or partition" (logged as errors) until the broker knows them.
+     * clients would be told "unknown topic or partition" (logged as errors) until the broker knows them. Those of the
+     * serving projector generation {@code g} (docs/operations.md "Generations"): their application ids and view topics.
      */
-    static void createChangelogs(Admin admin, RetirementRules.Config rules, CleanupConfig cleanup, int replicationFactor) {
-        StreamsDefaults.createChangelogs(admin, Projector.APPLICATION_ID, Projector.buildTopology(rules), replicationFactor);
-        StreamsDefaults.createChangelogs(admin, CleanupService.APPLICATION_ID,
-                dev.ensemble.sessions.cleanup.CleanupTopology.build(cleanup), replicationFactor);
+    static void createChangelogs(Admin admin, RetirementRules.Config rules, CleanupConfig cleanup, int replicationFactor,
+                                 dev.ensemble.sessions.schema.Generation g) {
+        StreamsDefaults.createChangelogs(admin, g.applicationId(Projector.APPLICATION_ID), Projector.buildTopology(rules, false, g),
+                replicationFactor);
+        StreamsDefaults.createChangelogs(admin, g.applicationId(CleanupService.APPLICATION_ID),
+                dev.ensemble.sessions.cleanup.CleanupTopology.build(cleanup, false, g), replicationFactor);
         StreamsDefaults.createChangelogs(admin, dev.ensemble.sessions.choice.service.ChoiceTopology.APPLICATION_ID,
-                dev.ensemble.sessions.choice.service.ChoiceTopology.build(), replicationFactor);
-        StreamsDefaults.createChangelogs(admin, dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID,
-                dev.ensemble.sessions.gateway.SessionReads.buildTopology(), replicationFactor);
+                dev.ensemble.sessions.choice.service.ChoiceTopology.build(g), replicationFactor);
+        StreamsDefaults.createChangelogs(admin, g.applicationId(dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID),
+                dev.ensemble.sessions.gateway.SessionReads.buildTopology(g), replicationFactor);
     }
 
     /**
