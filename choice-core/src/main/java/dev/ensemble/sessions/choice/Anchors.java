@@ -17,6 +17,12 @@ import java.util.regex.Pattern;
  * {@code file:SessionStore.java}, {@code name:SessionStore}), so a task naming only the class still meets the session
  * that changed the file; {@link #dedupeFiles} then keeps a file shared by its path from counting again by its name.
  * Files every repository has ({@code text.commonFiles}) never become anchors.
+ * <p>
+ * A folder is no file anchor (the guide counts file paths, not folders): a path in a text counts only when its last
+ * part is a file name with an extension ({@code lang/rust}, {@code /lang/java} and {@code src/main/} do not), and of the
+ * files a run changed, a path ending in {@code /} or that another changed path lies under is a folder and is skipped.
+ * C type names of the {@code size_t}, {@code uint8_t} form (lower-case, ending in {@code _t}) are the language's
+ * vocabulary, not this project's code, and are no code names.
  */
 public final class Anchors {
     static final String PATH = "path:", FILE = "file:", NAME = "name:", ISSUE = "issue:", URL = "url:";
@@ -138,12 +144,29 @@ public final class Anchors {
 
     /** Adds the anchors of files a run changed (paths relative to the repository). */
     public void ofFiles(List<String> files, Set<String> into) {
+        Set<String> folders = null;
         for (String f : files) {
             if (f == null || f.isBlank()) continue;
             String p = f.strip();
-            if (p.indexOf('/') >= 0) addPath(p, into);
+            if (p.endsWith("/") || p.endsWith("\\")) continue; // a folder
+            if (p.indexOf('/') >= 0) {
+                if (folders == null) folders = foldersOf(files);
+                if (folders.contains(p)) continue;
+                addPath(p, into);
+            }
             else addFile(p, into);
         }
+    }
+
+    /** Every folder that holds one of {@code files} ({@code a/b/c.txt} → {@code a}, {@code a/b}). */
+    private static Set<String> foldersOf(List<String> files) {
+        Set<String> out = new HashSet<>();
+        for (String f : files) {
+            if (f == null) continue;
+            String p = f.strip();
+            for (int i = p.indexOf('/'); i > 0; i = p.indexOf('/', i + 1)) out.add(p.substring(0, i));
+        }
+        return out;
     }
 
     private void addPath(String raw, Set<String> into) {
@@ -167,6 +190,7 @@ public final class Anchors {
     /** True for camelCase ({@code rankResults}), PascalCase with two humps ({@code SessionStore}) and snake_case ({@code auth_session}). */
     public static boolean isCodeName(String w) {
         if (w.length() < 4) return false;
+        if (w.endsWith("_t") && w.equals(w.toLowerCase(Locale.ROOT))) return false; // size_t, uint8_t: C's type names
         boolean lower = false, upper = false, underscore = false, upperAfterLower = false;
         for (int i = 0; i < w.length(); i++) {
             char c = w.charAt(i);
@@ -218,7 +242,8 @@ public final class Anchors {
         String base = p.substring(p.lastIndexOf('/') + 1);
         int dot = base.lastIndexOf('.');
         boolean ext = dot > 0 && dot < base.length() - 1 && Character.isLetter(base.charAt(dot + 1));
-        return slashes >= 1 && (ext || slashes >= 2) && base.length() > 0 && p.chars().anyMatch(Character::isLetter);
+        // a file path names a file: a folder (lang/rust, src/main/java) is no file anchor
+        return slashes >= 1 && ext && p.chars().anyMatch(Character::isLetter);
     }
 
     private static String trimTrailing(String s) {

@@ -184,6 +184,26 @@ public final class ChoiceEvaluation {
      */
     public static Replay replay(List<HistoryTask> tasks, SessionChoiceConfig cfg, boolean baselines,
                                 java.util.function.BiConsumer<HistoryTask, Decision> onDecision) {
+        return replay(tasks, cfg, baselines, (h, d, s) -> onDecision.accept(h, d));
+    }
+
+    /** What a replay hands on at each task: the task, its decision and the step as scored (for {@code --dump}). */
+    @FunctionalInterface
+    public interface Listener {
+        void step(HistoryTask task, Decision decision, Step step);
+    }
+
+    /** {@link #replay(List, SessionChoiceConfig, boolean)}, handing each task, decision and step to {@code listener}. */
+    public static Replay replay(List<HistoryTask> tasks, SessionChoiceConfig cfg, boolean baselines, Listener listener) {
+        return replay(tasks, cfg, baselines ? 0 : Integer.MAX_VALUE, listener);
+    }
+
+    /**
+     * {@link #replay(List, SessionChoiceConfig, boolean, Listener)} with the MoreLikeThis baseline run only from task
+     * index {@code baselinesFrom} on (it costs an in-memory index per step; the most recent candidate is always kept).
+     */
+    public static Replay replay(List<HistoryTask> tasks, SessionChoiceConfig cfg, int baselinesFrom, Listener listener) {
+        boolean baselines = baselinesFrom < tasks.size();
         TextAnalysis ta = TextAnalysis.forConfig(cfg.text());
         CorpusStats corpus = new CorpusStats(ACCOUNT, COMPUTER, cfg.limits().corpusTasks());
         List<Session> live = new ArrayList<>();
@@ -217,12 +237,13 @@ public final class ChoiceEvaluation {
             for (CandidateSession c : kept) truthCandidate |= rightSessions.contains(c.sessionId());
 
             Decision d = Scorer.decide(run, views, corpus, cfg, now, () -> 0L);
-            onDecision.accept(h, d);
             boolean continuedRight = d.decision() == Decision.Choice.CONTINUE && rightSessions.contains(d.sessionId());
             boolean recentRight = !kept.isEmpty() && rightSessions.contains(kept.get(0).sessionId());
-            String mltPick = baselines && !kept.isEmpty() ? mltTop1(mltAnalyzer, ta, kept, facts) : null;
-            steps.add(new Step(followUp, followUp && viaPr && !viaOther, truthCandidate, kept.size(), d.decision(), d.band(),
-                    d.note(), continuedRight, recentRight, mltPick != null, mltPick != null && rightSessions.contains(mltPick)));
+            String mltPick = baselines && steps.size() >= baselinesFrom && !kept.isEmpty() ? mltTop1(mltAnalyzer, ta, kept, facts) : null;
+            Step step = new Step(followUp, followUp && viaPr && !viaOther, truthCandidate, kept.size(), d.decision(), d.band(),
+                    d.note(), continuedRight, recentRight, mltPick != null, mltPick != null && rightSessions.contains(mltPick));
+            steps.add(step);
+            listener.step(h, d, step);
 
             // apply the decision
             Session target = null;

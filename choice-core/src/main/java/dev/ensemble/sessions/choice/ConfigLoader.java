@@ -83,6 +83,22 @@ public final class ConfigLoader {
         return cfg;
     }
 
+    /** The classpath resource of the recommended config (fields to change over the defaults, versioned). */
+    public static final String RECOMMENDED = "/recommended-config.json";
+
+    /**
+     * The recommended config: {@code recommended-config.json} (in this module's resources) merged over the defaults.
+     * docs/choice-evaluation.md shows how it compares with the defaults on two held-out histories.
+     */
+    public static SessionChoiceConfig recommended() {
+        try (var in = ConfigLoader.class.getResourceAsStream(RECOMMENDED)) {
+            if (in == null) throw new IllegalStateException(RECOMMENDED + " is missing from the classpath");
+            return merge(SessionChoiceConfig.defaults(), new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException | InvalidConfigException e) {
+            throw new IllegalStateException("the recommended config is invalid: " + e.getMessage(), e);
+        }
+    }
+
     /** {@link #merge} over the defaults of the file's content. */
     public static SessionChoiceConfig readFile(Path file) throws InvalidConfigException {
         String text;
@@ -123,7 +139,7 @@ public final class ConfigLoader {
         }
         SessionChoiceConfig.Weights w = c.weights();
         for (double d : new double[]{w.link(), w.deliverable(), w.meeting(), w.parentPage(), w.anchor(), w.anchorMax(),
-                w.topic(), w.followUp(), w.newWork(), w.warm(), w.fillSoft(), w.longChain()}) {
+                w.topic(), w.followUp(), w.newWork(), w.warm(), w.fillSoft(), w.longChain(), w.issueKey()}) {
             if (!Double.isFinite(d)) p.add("weights must be finite numbers");
         }
         if (w.anchorMax() < 0) p.add("weights.anchorMax must be ≥ 0");
@@ -156,7 +172,7 @@ public final class ConfigLoader {
             }
         }
         if (!(t.phraseWeight() >= 0 && Double.isFinite(t.phraseWeight()))) p.add("text.phraseWeight must be ≥ 0");
-        for (List<String> list : List.of(t.followUp(), t.newWork())) {
+        for (List<String> list : List.of(t.followUp(), t.newWork(), t.automated())) {
             for (String re : list) {
                 try {
                     Pattern.compile(re);

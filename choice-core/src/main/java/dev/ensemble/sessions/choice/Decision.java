@@ -9,7 +9,8 @@ import java.util.List;
  * @param sessionId          the session continued, or the best candidate (null when none)
  * @param score              that session's score, or null
  * @param note               null, or one of {@link #NEW_SESSION}, {@link #TOO_FULL}, {@link #UNAVAILABLE},
- *                           {@link #NOT_LINKED}, {@link #DISABLED}, {@link #NOT_ELIGIBLE}
+ *                           {@link #NOT_LINKED}, {@link #DISABLED}, {@link #NOT_ELIGIBLE}, {@link #AUTOMATED}
+ *                           (beyond the guide: the title matched {@code text.automated})
  * @param briefFromSessionId too full: the new session gets this session's last report ({@code briefReport})
  * @param wordMatchingCut    the time budget ran out: some candidates were scored on links and structure alone
  */
@@ -19,7 +20,7 @@ public record Decision(String runId, String taskId, String agent, String compute
                        boolean wordMatchingCut) {
     /** Notes (guide §4 "Records"). */
     public static final String NEW_SESSION = "new-session", TOO_FULL = "too-full", UNAVAILABLE = "unavailable",
-            NOT_LINKED = "not-linked", DISABLED = "disabled", NOT_ELIGIBLE = "not-eligible";
+            NOT_LINKED = "not-linked", DISABLED = "disabled", NOT_ELIGIBLE = "not-eligible", AUTOMATED = "automated";
 
     public Decision {
         candidates = candidates == null ? List.of() : List.copyOf(candidates);

@@ -1,21 +1,34 @@
 package dev.ensemble.sessions.choice;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * The evaluate-choice command: {@code --history FILE [--config FILE] [--limit N] [--calibrate] [--out FILE]}.
- * Replays the history ({@link ChoiceEvaluation}) under the guide's defaults (or the config file merged over them),
- * prints a Markdown table of precision and recall of confident continues, the two baselines and the band counts,
- * over all tasks and each half. With {@code --calibrate} it also grid-searches a few weights and thresholds on the
- * first half (by F1 of confident continues) and reports the chosen config on both halves.
+ * The evaluate-choice command:
+ * {@code --history FILE [--config FILE | --recommended] [--limit N] [--calibrate] [--out FILE] [--dump FILE]}.
+ * Replays the history ({@link ChoiceEvaluation}) under the guide's defaults (or the config file merged over them, or
+ * the recommended config), prints a Markdown table of precision and recall of confident continues, the two baselines
+ * and the band counts, over all tasks and each half. With {@code --calibrate} it also grid-searches weights and
+ * thresholds fitted on the first half only (precision first: the most recall among configs with at least 90%
+ * precision there, else the best F0.5) and reports the chosen config on the held-out second half. {@code --dump}
+ * writes every decision of the main replay as one JSON line (see {@link #dumpLine}).
  */
 public final class EvaluateChoice {
     private EvaluateChoice() {
@@ -23,9 +36,10 @@ public final class EvaluateChoice {
 
     /** Runs the command; exit code 2 on bad arguments. */
     public static void main(String[] args) throws Exception {
-        Path history = null, configFile = null, out = null;
+        Path history = null, configFile = null, out = null, dump = null;
         int limit = 0;
-        boolean calibrate = false;
+        boolean calibrate = false, recommended = false, mltAll = false;
+        noBaselines = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--history" -> history = Path.of(args[++i]);
@@ -33,8 +47,12 @@ public final class EvaluateChoice {
                 case "--limit" -> limit = Integer.parseInt(args[++i]);
                 case "--calibrate" -> calibrate = true;
                 case "--out" -> out = Path.of(args[++i]);
+                case "--dump" -> dump = Path.of(args[++i]);
+                case "--recommended" -> recommended = true;
+                case "--baselines-all" -> mltAll = true;
+                case "--no-baselines" -> noBaselines = true;
                 default -> {
-                    System.err.println("usage: evaluate-choice --history FILE [--config FILE] [--limit N] [--calibrate] [--out FILE]");
+                    System.err.println("usage: evaluate-choice --history FILE [--config FILE | --recommended] [--limit N] [--calibrate] [--out FILE] [--dump FILE] [--baselines-all | --no-baselines]");
                     System.exit(2);
                 }
             }
@@ -43,27 +61,110 @@ public final class EvaluateChoice {
             System.err.println("--history FILE is required");
             System.exit(2);
         }
-        SessionChoiceConfig cfg = configFile == null ? SessionChoiceConfig.defaults() : ConfigLoader.readFile(configFile);
-        String report = run(ChoiceEvaluation.read(history, limit), cfg, calibrate);
+        SessionChoiceConfig cfg = configFile != null ? ConfigLoader.readFile(configFile)
+                : recommended ? ConfigLoader.recommended() : SessionChoiceConfig.defaults();
+        List<ChoiceEvaluation.HistoryTask> tasks = ChoiceEvaluation.read(history, limit);
+        String report;
+        if (dump == null) {
+            report = run(tasks, cfg, calibrate, mltAll, (h, d, st) -> { });
+        } else {
+            Map<String, String> titles = new HashMap<>();
+            for (ChoiceEvaluation.HistoryTask h : tasks) titles.put(h.id(), h.title());
+            try (BufferedWriter w = Files.newBufferedWriter(dump, StandardCharsets.UTF_8)) {
+                report = run(tasks, cfg, calibrate, mltAll, (h, d, st) -> {
+                    try {
+                        w.write(dumpLine(h, d, st, titles));
+                        w.newLine();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                });
+            }
+        }
         System.out.println(report);
         if (out != null) Files.writeString(out, report, StandardCharsets.UTF_8);
     }
 
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** --no-baselines: the main replay runs no baseline (for quick runs of the grid search). */
+    private static boolean noBaselines;
+
+    /**
+     * One decision of the replay as a JSON line: {@code task}, {@code title}, {@code followUp} (shares an issue key
+     * with an earlier task), {@code truthWasCandidate}, {@code decision}, {@code band}, {@code note}, {@code session}
+     * (continued, or the best candidate) and {@code sessionTitle} (the title of the task that began it),
+     * {@code right} (continued into a session holding an earlier task with a shared key), {@code score},
+     * {@code reason}, and {@code candidates}: the best three with {@code session}, {@code score}, {@code parts} and
+     * {@code signals} (anchors shared, topic and its terms, follow-up, new work, warm, tasks).
+     */
+    static String dumpLine(ChoiceEvaluation.HistoryTask h, Decision d, ChoiceEvaluation.Step st, Map<String, String> titles) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("task", h.id());
+        o.put("title", h.title());
+        o.put("followUp", st.followUp());
+        o.put("truthWasCandidate", st.truthWasCandidate());
+        o.put("decision", d.decision().name());
+        o.put("band", d.band().name());
+        if (d.note() != null) o.put("note", d.note());
+        if (d.sessionId() != null) {
+            o.put("session", d.sessionId());
+            o.put("sessionTitle", titles.get(d.sessionId()));
+        }
+        o.put("right", st.continuedRight());
+        if (d.score() != null) o.put("score", d.score());
+        o.put("reason", d.reason());
+        ArrayNode cs = o.putArray("candidates");
+        for (ScoredCandidate c : d.candidates().subList(0, Math.min(3, d.candidates().size()))) {
+            ObjectNode n = cs.addObject();
+            n.put("session", c.sessionId());
+            n.put("score", c.score());
+            ObjectNode parts = n.putObject("parts");
+            c.parts().forEach(parts::put);
+            Signals s = c.signals();
+            ObjectNode sig = n.putObject("signals");
+            ArrayNode an = sig.putArray("anchorsShared");
+            s.anchorsShared().forEach(an::add);
+            sig.put("topic", Math.round(s.topic() * 1000) / 1000.0);
+            ArrayNode tt = sig.putArray("topicTerms");
+            s.topicTerms().forEach(tt::add);
+            sig.put("followUp", s.followUp());
+            sig.put("newWork", s.newWork());
+            sig.put("warm", s.warm());
+            sig.put("tasks", s.tasks());
+        }
+        try {
+            return JSON.writeValueAsString(o);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** The whole report as Markdown. */
     public static String run(List<ChoiceEvaluation.HistoryTask> tasks, SessionChoiceConfig cfg, boolean calibrate) throws Exception {
+        return run(tasks, cfg, calibrate, true, (h, d, st) -> { });
+    }
+
+    /**
+     * The whole report as Markdown; {@code listener} sees every decision of the main replay. The MoreLikeThis baseline
+     * runs over all tasks with {@code mltAll}, else over the second half only (its rows for "all" and "first half"
+     * are then left out).
+     */
+    public static String run(List<ChoiceEvaluation.HistoryTask> tasks, SessionChoiceConfig cfg, boolean calibrate,
+                             boolean mltAll, ChoiceEvaluation.Listener listener) throws Exception {
         int half = tasks.size() / 2;
         long t0 = System.nanoTime();
-        ChoiceEvaluation.Replay base = ChoiceEvaluation.replay(tasks, cfg, true);
+        ChoiceEvaluation.Replay base = ChoiceEvaluation.replay(tasks, cfg, noBaselines ? Integer.MAX_VALUE : mltAll ? 0 : half, listener);
         long ms = (System.nanoTime() - t0) / 1_000_000;
         StringBuilder sb = new StringBuilder();
         ChoiceEvaluation.Summary all = base.summary(0, tasks.size());
         sb.append(String.format(Locale.ROOT, "Tasks: %d (first half 1–%d, second half %d–%d). Follow-ups (share an issue key with an earlier task): %d, of which %d only via a #n key. Follow-ups whose earlier session was still a candidate: %d. Replay with baselines: %d ms.%n%n",
                 tasks.size(), half, half + 1, tasks.size(), all.followUps(), all.followUpsOnlyViaPr(), all.scorer().recallOf(), ms));
         sb.append("| config | tasks | policy | continues | precision | recall | F1 |\n|---|---|---|---|---|---|---|\n");
-        rows(sb, "defaults (" + cfg.version() + ")", "all", all, true);
-        rows(sb, "defaults", "first half", base.summary(0, half), true);
-        rows(sb, "defaults", "second half", base.summary(half, tasks.size()), true);
-        sb.append("\nBands (defaults): | tasks | confident | unsure | below | none | too-full |\n|---|---|---|---|---|---|\n");
+        String name = cfg.version().equals(SessionChoiceConfig.DEFAULT_VERSION) ? "defaults" : "config";
+        rows(sb, name + " (" + cfg.version() + ")", "all", all, mltAll);
+        rows(sb, name, "first half", base.summary(0, half), mltAll);
+        rows(sb, name, "second half", base.summary(half, tasks.size()), !noBaselines);
+        sb.append("\nBands (" + name + "): | tasks | confident | unsure | below | none | too-full |\n|---|---|---|---|---|---|\n");
         bandRow(sb, "all", all);
         bandRow(sb, "first half", base.summary(0, half));
         bandRow(sb, "second half", base.summary(half, tasks.size()));
@@ -73,23 +174,23 @@ public final class EvaluateChoice {
             List<Future<ChoiceEvaluation.Summary>> fs = new ArrayList<>();
             List<ChoiceEvaluation.HistoryTask> first = tasks.subList(0, half);
             for (SessionChoiceConfig g : grid) fs.add(pool.submit(() -> ChoiceEvaluation.replay(first, g, false).summary(0, half)));
-            sb.append("\nGrid search on the first half (F1 of confident continues):\n\n| topic | anchor (max) | confident | unsure | longChain/hardChain tasks | precision | recall | F1 |\n|---|---|---|---|---|---|---|---|\n");
+            sb.append("\nGrid search fitted on the first half only (precision first: the most recall among configs with ≥ 90% precision, else the best F0.5):\n\n| topic | anchor (max) | issueKey | anchorMaxDocShare | confident | precision | recall | F1 | F0.5 |\n|---|---|---|---|---|---|---|---|---|\n");
             SessionChoiceConfig bestCfg = null;
-            double bestF1 = -1;
+            ChoiceEvaluation.Figures best = null;
             for (int i = 0; i < grid.size(); i++) {
                 ChoiceEvaluation.Summary s = fs.get(i).get();
                 SessionChoiceConfig g = grid.get(i);
-                sb.append(String.format(Locale.ROOT, "| %s | %s (%s) | %s | %s | %d/%d | %s | %s | %s |%n", n(g.weights().topic()),
-                        n(g.weights().anchor()), n(g.weights().anchorMax()), n(g.bands().confident()), n(g.bands().unsure()),
-                        g.size().longChainTasks(), g.size().hardChainTasks(), pct(s.scorer().precision()), pct(s.scorer().recall()), f(s.scorer().f1())));
-                if (s.scorer().f1() > bestF1) {
-                    bestF1 = s.scorer().f1();
+                sb.append(String.format(Locale.ROOT, "| %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s |%n", n(g.weights().topic()),
+                        n(g.weights().anchor()), n(g.weights().anchorMax()), n(g.weights().issueKey()), n(g.limits().anchorMaxDocShare()),
+                        n(g.bands().confident()), pct(s.scorer().precision()), pct(s.scorer().recall()), f(s.scorer().f1()), f(fHalf(s.scorer()))));
+                if (best == null || better(s.scorer(), best)) {
+                    best = s.scorer();
                     bestCfg = g;
                 }
             }
             pool.shutdown();
             ChoiceEvaluation.Replay cal = ChoiceEvaluation.replay(tasks, bestCfg, false);
-            sb.append("\nCalibrated config (best F1 on the first half): ").append(ConfigLoader.toJson(bestCfg)
+            sb.append("\nCalibrated config (chosen on the first half): ").append(ConfigLoader.toJson(bestCfg)
                     .replaceAll(",\"text\":\\{.*\\}}$", ", \"text\": …}")).append("\n\n");
             sb.append("| config | tasks | policy | continues | precision | recall | F1 |\n|---|---|---|---|---|---|---|\n");
             rows(sb, "calibrated", "first half (fitted)", cal.summary(0, half), false);
@@ -102,19 +203,41 @@ public final class EvaluateChoice {
         return sb.toString();
     }
 
-    /** The grid: topic weight, anchor weight (cap 2×), confident threshold, chain limits; everything else as {@code base}. */
+    /** Precision first: a config with ≥ 90% precision beats one without; among those, more recall; else F0.5. */
+    static boolean better(ChoiceEvaluation.Figures a, ChoiceEvaluation.Figures b) {
+        boolean pa = a.precision() >= 0.9, pb = b.precision() >= 0.9; // NaN (never continued) is neither
+        if (pa != pb) return pa;
+        if (pa) return a.recall() > b.recall() || (a.recall() == b.recall() && a.precision() > b.precision());
+        return fHalf(a) > fHalf(b);
+    }
+
+    /** F0.5: precision weighs twice recall (a wrong continue pollutes an agent's context; a missed one costs a cold start). */
+    static double fHalf(ChoiceEvaluation.Figures x) {
+        double p = x.precision(), r = x.recall();
+        return Double.isNaN(p) || Double.isNaN(r) || p + r == 0 ? 0 : 1.25 * p * r / (0.25 * p + r);
+    }
+
+    /**
+     * The grid: topic weight, anchor weight (cap 2×), issue-key weight (1× or 2× the anchor weight), the anchors'
+     * rarity share, the confident threshold; everything else (chain limits, word lists, text.automated) as {@code base}.
+     */
     static List<SessionChoiceConfig> grid(SessionChoiceConfig base) {
         List<SessionChoiceConfig> out = new ArrayList<>();
         SessionChoiceConfig.Weights w = base.weights();
+        SessionChoiceConfig.Limits l = base.limits();
         for (double topic : new double[]{6, 10})
-            for (double anchor : new double[]{3, 6})
-                for (double confident : new double[]{3, 4, 5, 6})
-                    for (int[] chain : new int[][]{{8, 15}, {30, 60}}) {
-                        out.add(base.withVersion("grid").withWeights(new SessionChoiceConfig.Weights(w.link(), w.deliverable(), w.meeting(),
-                                        w.parentPage(), anchor, 2 * anchor, topic, w.followUp(), w.newWork(), w.warm(), w.fillSoft(), w.longChain()))
-                                .withBands(new SessionChoiceConfig.Bands(confident, Math.min(base.bands().unsure(), confident)))
-                                .withSize(new SessionChoiceConfig.Size(base.size().soft(), base.size().hard(), chain[0], chain[1])));
-                    }
+            for (double anchor : new double[]{2, 3})
+                for (double keyFactor : new double[]{1, 2})
+                    for (double docShare : new double[]{0.2, 0.02})
+                        for (double confident : new double[]{5, 6, 7}) {
+                            out.add(base.withVersion("grid").withWeights(new SessionChoiceConfig.Weights(w.link(), w.deliverable(), w.meeting(),
+                                            w.parentPage(), anchor, 2 * anchor, topic, w.followUp(), w.newWork(), w.warm(),
+                                            w.fillSoft(), w.longChain(), anchor * keyFactor))
+                                    .withLimits(new SessionChoiceConfig.Limits(l.maxAgeDays(), l.candidates(), l.corpusTasks(),
+                                            l.corpusTtlMinutes(), l.corpusFieldChars(), docShare, l.anchorMaxCandidateShare(),
+                                            l.topicMinShared(), l.topicCommonShare(), l.minCorpus(), l.timeBudgetMs()))
+                                    .withBands(new SessionChoiceConfig.Bands(confident, Math.min(base.bands().unsure(), confident))));
+                        }
         return out;
     }
 

@@ -72,6 +72,9 @@ public final class Scorer {
         if (run.newSession()) {
             return none(run, cfg, "Started a new session: a new agent session was asked for", Decision.NEW_SESSION);
         }
+        if (!cfg.text().automated().isEmpty() && TextAnalysis.forConfig(cfg.text()).isAutomated(run.facts())) {
+            return none(run, cfg, "Started a new session: the task reads as automated work (text.automated)", Decision.AUTOMATED);
+        }
         List<CandidateSession> kept = Candidates.filter(run, sessions, cfg.limits(), now).kept();
         if (kept.isEmpty()) {
             return none(run, cfg, "Started a new session: no session on this computer fits the candidate rules", null);
@@ -111,7 +114,10 @@ public final class Scorer {
         if (s.deliverable()) put(parts, DELIVERABLE, w.deliverable());
         if (s.meeting()) put(parts, MEETING, w.meeting());
         if (s.parentPage()) put(parts, PARENT_PAGE, w.parentPage());
-        if (s.anchors() > 0) put(parts, ANCHORS, Math.min(w.anchor() * s.anchors(), w.anchorMax()));
+        if (s.anchors() > 0) {
+            int keys = issueKeys(s.anchorsShared());
+            put(parts, ANCHORS, Math.min(w.anchor() * (s.anchors() - keys) + w.issueKey() * keys, w.anchorMax()));
+        }
         if (s.topic() > 0) put(parts, TOPIC, w.topic() * s.topic());
         if (s.followUp()) put(parts, FOLLOW_UP, w.followUp());
         if (s.newWork() && !s.link() && s.anchors() == 0) put(parts, NEW_WORK, w.newWork());
@@ -123,6 +129,15 @@ public final class Scorer {
         double score = Math.round(sum * 1e9) / 1e9;
         boolean tooFull = s.fill() != null ? s.fill() > size.hard() : s.tasks() > size.hardChainTasks();
         return new ScoredCandidate(sessionId, lastActiveAt, s, parts, score, tooFull);
+    }
+
+    private static final java.util.regex.Pattern ISSUE_KEY = java.util.regex.Pattern.compile("#\\d+|[A-Z][A-Z0-9]{0,9}-\\d+(-\\d+)?");
+
+    /** How many of the shared anchors (as displayed) are issue or pull-request keys: #123, ABC-42, CVE-2024-1234. */
+    static int issueKeys(List<String> shared) {
+        int n = 0;
+        if (shared != null) for (String a : shared) if (ISSUE_KEY.matcher(a).matches()) n++;
+        return n;
     }
 
     private static void put(Map<String, Double> parts, String k, double v) {

@@ -19,7 +19,7 @@ public record SessionChoiceConfig(String version, boolean enabled, Weights weigh
                                   Limits limits, int warmMinutes, Text text) {
 
     /** The version of the built-in defaults. */
-    public static final String DEFAULT_VERSION = "builtin-2026-01.1";
+    public static final String DEFAULT_VERSION = "builtin-2026-12.1";
 
     /**
      * Weights of the score (guide §4 "Score"): the score is the sum of weight × signal.
@@ -30,12 +30,28 @@ public record SessionChoiceConfig(String version, boolean enabled, Weights weigh
      * @param newWork   added (negative) when the title reads as new work and no link or anchor ties it
      * @param fillSoft  added when the session fills more than {@code size.soft} of its window
      * @param longChain added when the fill is unknown and the session has more than {@code size.longChainTasks} tasks
+     * @param issueKey  points per shared issue or pull-request key ({@code ABC-42}, {@code #123}, {@code CVE-…});
+     *                  beyond the guide, which counts them as anchors: the default is the guide's anchor weight (3).
+     *                  Counted with the other anchors under the cap {@code anchorMax}
      */
     @JsonPropertyOrder({"link", "deliverable", "meeting", "parentPage", "anchor", "anchorMax", "topic", "followUp",
-            "newWork", "warm", "fillSoft", "longChain"})
+            "newWork", "warm", "fillSoft", "longChain", "issueKey"})
     public record Weights(double link, double deliverable, double meeting, double parentPage, double anchor,
                           double anchorMax, double topic, double followUp, double newWork, double warm,
-                          double fillSoft, double longChain) {
+                          double fillSoft, double longChain, double issueKey) {
+        /** The guide's twelve weights, issue keys weighing as any anchor. */
+        public Weights(double link, double deliverable, double meeting, double parentPage, double anchor,
+                       double anchorMax, double topic, double followUp, double newWork, double warm,
+                       double fillSoft, double longChain) {
+            this(link, deliverable, meeting, parentPage, anchor, anchorMax, topic, followUp, newWork, warm, fillSoft,
+                    longChain, anchor);
+        }
+
+        /** A copy with another issue-key weight. */
+        public Weights withIssueKey(double w) {
+            return new Weights(link, deliverable, meeting, parentPage, anchor, anchorMax, topic, followUp, newWork, warm,
+                    fillSoft, longChain, w);
+        }
     }
 
     /** Bands (guide §4 "Bands"): a best score ≥ confident continues; ≥ unsure is recorded as unsure; below as below. */
@@ -89,12 +105,16 @@ public record SessionChoiceConfig(String version, boolean enabled, Weights weigh
      * @param notIssueKeys   upper-case prefixes that look like issue keys but are not (UTF-8, SHA-256, …)
      * @param fieldWeights   how much each field of a task counts in its term vector
      * @param phraseWeight   how much a two-word phrase of neighbouring terms counts, relative to a word
+     * @param automated      beyond the guide: regular expressions (case-insensitive, find()) on the new task's title
+     *                       that mark automated work (a dependency bump, a release commit); such a task is no
+     *                       person's thread of work and starts a new session without scoring (note
+     *                       {@code automated}). Empty by default (the guide's behaviour)
      */
     @JsonPropertyOrder({"extraStopwords", "followUp", "newWork", "followUpLabels", "commonFiles", "notIssueKeys",
-            "fieldWeights", "phraseWeight"})
+            "fieldWeights", "phraseWeight", "automated"})
     public record Text(List<String> extraStopwords, List<String> followUp, List<String> newWork,
                        List<String> followUpLabels, List<String> commonFiles, List<String> notIssueKeys,
-                       FieldWeights fieldWeights, double phraseWeight) {
+                       FieldWeights fieldWeights, double phraseWeight, List<String> automated) {
         public Text {
             extraStopwords = List.copyOf(extraStopwords);
             followUp = List.copyOf(followUp);
@@ -102,6 +122,15 @@ public record SessionChoiceConfig(String version, boolean enabled, Weights weigh
             followUpLabels = List.copyOf(followUpLabels);
             commonFiles = List.copyOf(commonFiles);
             notIssueKeys = List.copyOf(notIssueKeys);
+            automated = automated == null ? List.of() : List.copyOf(automated);
+        }
+
+        /** The guide's word lists, without automated-work patterns. */
+        public Text(List<String> extraStopwords, List<String> followUp, List<String> newWork,
+                    List<String> followUpLabels, List<String> commonFiles, List<String> notIssueKeys,
+                    FieldWeights fieldWeights, double phraseWeight) {
+            this(extraStopwords, followUp, newWork, followUpLabels, commonFiles, notIssueKeys, fieldWeights, phraseWeight,
+                    List.of());
         }
     }
 
@@ -139,6 +168,11 @@ public record SessionChoiceConfig(String version, boolean enabled, Weights weigh
     /** A copy with other limits. */
     public SessionChoiceConfig withLimits(Limits l) {
         return new SessionChoiceConfig(version, enabled, weights, bands, size, l, warmMinutes, text);
+    }
+
+    /** A copy with other word lists. */
+    public SessionChoiceConfig withText(Text t) {
+        return new SessionChoiceConfig(version, enabled, weights, bands, size, limits, warmMinutes, t);
     }
 
     /** A copy with the switch set. */

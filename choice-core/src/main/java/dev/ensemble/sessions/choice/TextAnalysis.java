@@ -53,6 +53,7 @@ public final class TextAnalysis {
     private final Anchors anchors;
     private final List<Pattern> followUp;
     private final List<Pattern> newWork;
+    private final List<Pattern> automated;
     private final Set<String> followUpLabels;
     private final Map<SessionTask, TaskText> cache = Collections.synchronizedMap(new LinkedHashMap<>(1024, 0.75f, true) {
         @Override
@@ -101,6 +102,7 @@ public final class TextAnalysis {
         this.anchors = new Anchors(text);
         this.followUp = text.followUp().stream().map(p -> Pattern.compile(p, Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE)).toList();
         this.newWork = text.newWork().stream().map(p -> Pattern.compile(p, Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE)).toList();
+        this.automated = text.automated().stream().map(p -> Pattern.compile(p, Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE)).toList();
         Set<String> l = new HashSet<>();
         for (String s : text.followUpLabels()) l.add(s.toLowerCase(Locale.ROOT).strip());
         this.followUpLabels = Set.copyOf(l);
@@ -278,6 +280,12 @@ public final class TextAnalysis {
     /** True when the title matches a {@code text.newWork} pattern. */
     public boolean isNewWork(TaskFacts f) {
         for (Pattern p : newWork) if (p.matcher(f.title()).find()) return true;
+        return false;
+    }
+
+    /** True when the title matches a {@code text.automated} pattern (a dependency bump, a release commit). */
+    public boolean isAutomated(TaskFacts f) {
+        for (Pattern p : automated) if (p.matcher(f.title()).find()) return true;
         return false;
     }
 

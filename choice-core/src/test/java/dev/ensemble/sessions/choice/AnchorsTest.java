@@ -49,6 +49,33 @@ class AnchorsTest {
     }
 
     @Test
+    void foldersAndCTypeNamesAreNotAnchors() {
+        record Case(String rule, String text, List<String> contains, List<String> absent) {
+        }
+        List<Case> cases = List.of(
+                new Case("a folder in a text (no file name)", "Bump serde from 1.0.1 to 1.0.2 in /lang/rust",
+                        List.of(), List.of("path:lang/rust", "path:/lang/rust")),
+                new Case("a deeper folder", "moved to src/main/java/org/apache", List.of(), List.of("path:src/main/java/org/apache")),
+                new Case("a folder with a trailing slash", "under lang/java/avro/", List.of(), List.of("path:lang/java/avro", "path:lang/java/avro/")),
+                new Case("a file path still counts", "edit lang/rust/src/schema.rs", List.of("path:lang/rust/src/schema.rs", "file:schema.rs"), List.of()),
+                new Case("C type names (size_t, uint8_t, int64_t)", "use size_t and uint8_t not int64_t",
+                        List.of(), List.of("name:size_t", "name:uint8_t", "name:int64_t")),
+                new Case("snake_case names still count", "the avro_schema table", List.of("name:avro_schema"), List.of()));
+        for (Case c : cases) {
+            Set<String> got = of(c.text());
+            if (!c.contains().isEmpty()) assertThat(got).as(c.rule()).containsAll(c.contains());
+            if (!c.absent().isEmpty()) assertThat(got).as(c.rule()).doesNotContainAnyElementsOf(c.absent());
+        }
+    }
+
+    @Test
+    void changedFoldersAreNotFileAnchors() {
+        Set<String> s = new HashSet<>();
+        anchors.ofFiles(List.of("lang/rust", "lang/rust/src/lib2.rs", "lang/java/", "share/schemas/x.avsc"), s);
+        assertThat(s).containsExactlyInAnyOrder("path:lang/rust/src/lib2.rs", "file:lib2.rs", "path:share/schemas/x.avsc", "file:x.avsc");
+    }
+
+    @Test
     void filesChangedAreAnchorsAndCommonFilesAreNot() {
         Set<String> s = new HashSet<>();
         anchors.ofFiles(List.of("core/src/main/scala/kafka/server/KafkaApis.scala", "build.gradle", "Makefile", "docs/LICENSE"), s);

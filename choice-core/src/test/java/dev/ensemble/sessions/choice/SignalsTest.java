@@ -66,6 +66,54 @@ class SignalsTest {
     }
 
     @Test
+    void anchors_issueKeysWeighWeightsIssueKey_byDefaultTheAnchorWeight() {
+        record Case(String rule, double issueKey, String text, double part) {
+        }
+        List<Case> cases = List.of(
+                new Case("default: a key weighs as an anchor", 3, "Fix KAFKA-42", 3),
+                new Case("default: a pull-request number too", 3, "Fix after #77", 3),
+                new Case("issueKey 6: a key alone", 6, "Fix KAFKA-42", 6),
+                new Case("issueKey 6: a pull-request number alone", 6, "Fix after #77", 6),
+                new Case("issueKey 6: a code name stays 3", 6, "Fix SessionStore", 3),
+                new Case("issueKey 6: key and code name, capped at anchorMax", 6, "Fix KAFKA-42 in SessionStore", 6));
+        for (Case c : cases) {
+            SessionChoiceConfig cfg = CFG.withWeights(CFG.weights().withIssueKey(c.issueKey()));
+            ScoredCandidate s = only(decide(run(facts(c.text())), corpus(100), cfg,
+                    session("s1", 600, task("t1", facts("KAFKA-42 (#77): SessionStore")))));
+            assertThat(s.parts().get(Scorer.ANCHORS)).as(c.rule()).isEqualTo(c.part());
+        }
+        assertThat(CFG.weights().issueKey()).isEqualTo(CFG.weights().anchor());
+        assertThat(Scorer.issueKeys(List.of("KAFKA-42", "#7", "CVE-2024-1234", "SessionStore", "a/b.java", "x.java"))).isEqualTo(3);
+    }
+
+    @Test
+    void anchors_aFolderIsNoAnchor() {
+        // two dependency bumps in the same folder share the folder only: no anchor (it was path:lang/java)
+        ScoredCandidate s = only(decide(run(facts("Bump jackson from 2.1 to 2.2 in /lang/java")),
+                session("s1", 600, task("t1", facts("Bump slf4j from 1.7 to 1.8 in /lang/java"), List.of("lang/java/pom.xml")))));
+        assertThat(s.signals().anchorsShared()).isEmpty();
+    }
+
+    @Test
+    void automated_aTitleMatchingTextAutomatedStartsNewWithoutScoring() {
+        SessionChoiceConfig rec = ConfigLoader.recommended();
+        S earlier = session("s1", 10, task("t1", facts("Bump jackson from 2.1 to 2.2 in /lang/java")));
+        record Case(String rule, SessionChoiceConfig cfg, String title, Decision.Choice choice, String note) {
+        }
+        List<Case> cases = List.of(
+                new Case("defaults: no automated patterns, it is scored", CFG, "Bump jackson from 2.2 to 2.3 in /lang/java", Decision.Choice.CONTINUE, null),
+                new Case("recommended: a dependency bump", rec, "Bump jackson from 2.2 to 2.3 in /lang/java", Decision.Choice.NEW, Decision.AUTOMATED),
+                new Case("recommended: a release commit", rec, "[maven-release-plugin] prepare release nifi-1.2.0", Decision.Choice.NEW, Decision.AUTOMATED),
+                new Case("recommended: a person's task is scored", rec, "Fix the jackson 2.2 bump in lang/java", null, null));
+        for (Case c : cases) {
+            Decision d = decide(run(facts(c.title())), corpus(100), c.cfg(), earlier);
+            if (c.choice() != null) assertThat(d.decision()).as(c.rule()).isEqualTo(c.choice());
+            assertThat(d.note()).as(c.rule()).isEqualTo(c.note());
+            assertThat(d.candidates()).as(c.rule()).hasSize(c.note() == null ? 1 : 0);
+        }
+    }
+
+    @Test
     void anchors_theSessionSideIncludesTheFilesItsRunsChanged_aPathCountsOnce() {
         TaskFacts mine = facts("Speed up core/src/main/scala/kafka/server/KafkaApis.scala");
         ScoredCandidate s = only(decide(run(mine), session("s1", 600,
