@@ -218,26 +218,26 @@ public final class EvaluateChoice {
     }
 
     /**
-     * The grid: topic weight, anchor weight (cap 2×), issue-key weight (1× or 2× the anchor weight), the anchors'
-     * rarity share, the confident threshold; everything else (chain limits, word lists, text.automated) as {@code base}.
+     * The grid (8 configs, small enough for a loaded 2-core machine): issue-key weight (1× or 2× the anchor weight),
+     * the anchors' rarity share (the guide's 20% or 2%), the confident threshold (6 or 7); everything else (other
+     * weights, chain limits, word lists, text.automated) as {@code base}.
      */
     static List<SessionChoiceConfig> grid(SessionChoiceConfig base) {
         List<SessionChoiceConfig> out = new ArrayList<>();
         SessionChoiceConfig.Weights w = base.weights();
         SessionChoiceConfig.Limits l = base.limits();
-        for (double topic : new double[]{6, 10})
-            for (double anchor : new double[]{2, 3})
-                for (double keyFactor : new double[]{1, 2})
-                    for (double docShare : new double[]{0.2, 0.02})
-                        for (double confident : new double[]{5, 6, 7}) {
-                            out.add(base.withVersion("grid").withWeights(new SessionChoiceConfig.Weights(w.link(), w.deliverable(), w.meeting(),
-                                            w.parentPage(), anchor, 2 * anchor, topic, w.followUp(), w.newWork(), w.warm(),
-                                            w.fillSoft(), w.longChain(), anchor * keyFactor))
-                                    .withLimits(new SessionChoiceConfig.Limits(l.maxAgeDays(), l.candidates(), l.corpusTasks(),
-                                            l.corpusTtlMinutes(), l.corpusFieldChars(), docShare, l.anchorMaxCandidateShare(),
-                                            l.topicMinShared(), l.topicCommonShare(), l.minCorpus(), l.timeBudgetMs()))
-                                    .withBands(new SessionChoiceConfig.Bands(confident, Math.min(base.bands().unsure(), confident))));
-                        }
+        for (double keyFactor : new double[]{1, 2})
+            for (double docShare : new double[]{0.2, 0.02})
+                for (double confident : new double[]{6, 7}) {
+                    double anchor = w.anchor();
+                    out.add(base.withVersion("grid").withWeights(new SessionChoiceConfig.Weights(w.link(), w.deliverable(), w.meeting(),
+                                    w.parentPage(), anchor, w.anchorMax(), w.topic(), w.followUp(), w.newWork(), w.warm(),
+                                    w.fillSoft(), w.longChain(), anchor * keyFactor))
+                            .withLimits(new SessionChoiceConfig.Limits(l.maxAgeDays(), l.candidates(), l.corpusTasks(),
+                                    l.corpusTtlMinutes(), l.corpusFieldChars(), docShare, l.anchorMaxCandidateShare(),
+                                    l.topicMinShared(), l.topicCommonShare(), l.minCorpus(), l.timeBudgetMs()))
+                            .withBands(new SessionChoiceConfig.Bands(confident, Math.min(base.bands().unsure(), confident))));
+                }
         return out;
     }
 
