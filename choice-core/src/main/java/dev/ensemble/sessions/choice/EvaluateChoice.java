@@ -157,7 +157,7 @@ public final class EvaluateChoice {
         long ms = (System.nanoTime() - t0) / 1_000_000;
         StringBuilder sb = new StringBuilder();
         ChoiceEvaluation.Summary all = base.summary(0, tasks.size());
-        sb.append(String.format(Locale.ROOT, "Tasks: %d (first half 1–%d, second half %d–%d). Follow-ups (share an issue key with an earlier task): %d, of which %d only via a #n key. Follow-ups whose earlier session was still a candidate: %d. Replay with baselines: %d ms.%n%n",
+        sb.append(String.format(Locale.ROOT, "Tasks: %d (first half 1–%d, second half %d–%d). Follow-ups (share an issue key with an earlier task): %d, of which %d only via a #n key. Follow-ups whose earlier session was still a candidate: %d. Replay: %d ms.%n%n",
                 tasks.size(), half, half + 1, tasks.size(), all.followUps(), all.followUpsOnlyViaPr(), all.scorer().recallOf(), ms));
         sb.append("| config | tasks | policy | continues | precision | recall | F1 |\n|---|---|---|---|---|---|---|\n");
         String name = cfg.version().equals(SessionChoiceConfig.DEFAULT_VERSION) ? "defaults" : "config";
