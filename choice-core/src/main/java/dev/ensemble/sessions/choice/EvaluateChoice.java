@@ -157,7 +157,7 @@ public final class EvaluateChoice {
         long ms = (System.nanoTime() - t0) / 1_000_000;
         StringBuilder sb = new StringBuilder();
         ChoiceEvaluation.Summary all = base.summary(0, tasks.size());
-        sb.append(String.format(Locale.ROOT, "Tasks: %d (first half 1–%d, second half %d–%d). Follow-ups (share an issue key with an earlier task): %d, of which %d only via a #n key. Follow-ups whose earlier session was still a candidate: %d. Replay with baselines: %d ms.%n%n",
+        sb.append(String.format(Locale.ROOT, "Tasks: %d (first half 1–%d, second half %d–%d). Follow-ups (share an issue key with an earlier task): %d, of which %d only via a #n key. Follow-ups whose earlier session was still a candidate: %d. Replay: %d ms.%n%n",
                 tasks.size(), half, half + 1, tasks.size(), all.followUps(), all.followUpsOnlyViaPr(), all.scorer().recallOf(), ms));
         sb.append("| config | tasks | policy | continues | precision | recall | F1 |\n|---|---|---|---|---|---|---|\n");
         String name = cfg.version().equals(SessionChoiceConfig.DEFAULT_VERSION) ? "defaults" : "config";
@@ -218,26 +218,26 @@ public final class EvaluateChoice {
     }
 
     /**
-     * The grid: topic weight, anchor weight (cap 2×), issue-key weight (1× or 2× the anchor weight), the anchors'
-     * rarity share, the confident threshold; everything else (chain limits, word lists, text.automated) as {@code base}.
+     * The grid (8 configs, small enough for a loaded 2-core machine): issue-key weight (1× or 2× the anchor weight),
+     * the anchors' rarity share (the guide's 20% or 2%), the confident threshold (6 or 7); everything else (other
+     * weights, chain limits, word lists, text.automated) as {@code base}.
      */
     static List<SessionChoiceConfig> grid(SessionChoiceConfig base) {
         List<SessionChoiceConfig> out = new ArrayList<>();
         SessionChoiceConfig.Weights w = base.weights();
         SessionChoiceConfig.Limits l = base.limits();
-        for (double topic : new double[]{6, 10})
-            for (double anchor : new double[]{2, 3})
-                for (double keyFactor : new double[]{1, 2})
-                    for (double docShare : new double[]{0.2, 0.02})
-                        for (double confident : new double[]{5, 6, 7}) {
-                            out.add(base.withVersion("grid").withWeights(new SessionChoiceConfig.Weights(w.link(), w.deliverable(), w.meeting(),
-                                            w.parentPage(), anchor, 2 * anchor, topic, w.followUp(), w.newWork(), w.warm(),
-                                            w.fillSoft(), w.longChain(), anchor * keyFactor))
-                                    .withLimits(new SessionChoiceConfig.Limits(l.maxAgeDays(), l.candidates(), l.corpusTasks(),
-                                            l.corpusTtlMinutes(), l.corpusFieldChars(), docShare, l.anchorMaxCandidateShare(),
-                                            l.topicMinShared(), l.topicCommonShare(), l.minCorpus(), l.timeBudgetMs()))
-                                    .withBands(new SessionChoiceConfig.Bands(confident, Math.min(base.bands().unsure(), confident))));
-                        }
+        for (double keyFactor : new double[]{1, 2})
+            for (double docShare : new double[]{0.2, 0.02})
+                for (double confident : new double[]{6, 7}) {
+                    double anchor = w.anchor();
+                    out.add(base.withVersion("grid").withWeights(new SessionChoiceConfig.Weights(w.link(), w.deliverable(), w.meeting(),
+                                    w.parentPage(), anchor, w.anchorMax(), w.topic(), w.followUp(), w.newWork(), w.warm(),
+                                    w.fillSoft(), w.longChain(), anchor * keyFactor))
+                            .withLimits(new SessionChoiceConfig.Limits(l.maxAgeDays(), l.candidates(), l.corpusTasks(),
+                                    l.corpusTtlMinutes(), l.corpusFieldChars(), docShare, l.anchorMaxCandidateShare(),
+                                    l.topicMinShared(), l.topicCommonShare(), l.minCorpus(), l.timeBudgetMs()))
+                            .withBands(new SessionChoiceConfig.Bands(confident, Math.min(base.bands().unsure(), confident))));
+                }
         return out;
     }
 

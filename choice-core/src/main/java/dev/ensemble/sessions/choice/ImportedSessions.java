@@ -1,0 +1,110 @@
+package dev.ensemble.sessions.choice;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * A person's own agent sessions as candidates (beyond the guide; the sessions the computer agent imports from Claude
+ * Code, Codex and the other agents, kind TERMINAL_CHAT, carry no task's facts). Pure rules: the task a session's own
+ * content gives, and the command that resumes a session in its folder. Not yet wired into the candidate filters or
+ * the projector's views (see docs/choice-evaluation.md, "A person's own sessions").
+ */
+public final class ImportedSessions {
+    /** Characters kept of the later prompts, as the description (the guide's description limit of the event intake). */
+    public static final int DESCRIPTION_MAX = 32_768;
+    /** Characters kept of the first prompt's first line, as the title. */
+    public static final int TITLE_MAX = 200;
+
+    private ImportedSessions() {
+    }
+
+    /**
+     * One prompt of an imported session, in order.
+     *
+     * @param text         what the person typed (may be null or blank: an image alone)
+     * @param filesChanged paths the agent's tools wrote or edited during the prompt's turn (relative to the folder or
+     *                     absolute; never null in the result)
+     */
+    public record Prompt(String text, List<String> filesChanged) {
+        public Prompt {
+            filesChanged = filesChanged == null ? List.of() : List.copyOf(filesChanged);
+        }
+    }
+
+    /**
+     * The task of an imported session from its own content: the first prompt's first non-blank line as the title
+     * (at most {@link #TITLE_MAX} characters), the later prompts (one a paragraph) as the description (at most
+     * {@link #DESCRIPTION_MAX}), the files its tools wrote or edited as files changed (each once, in order; paths
+     * under {@code folder} made relative to it). Null when no prompt has text (nothing to match against).
+     *
+     * @param sessionId the agent's session id; the task's id is {@code imported:<sessionId>}
+     */
+    public static SessionTask taskOf(String sessionId, String space, String account, String folder, List<Prompt> prompts) {
+        String title = null;
+        List<String> later = new ArrayList<>();
+        Set<String> files = new LinkedHashSet<>();
+        for (Prompt p : prompts) {
+            for (String f : p.filesChanged()) if (f != null && !f.isBlank()) files.add(relative(folder, f.strip()));
+            String t = p.text() == null ? "" : p.text().strip();
+            if (t.isEmpty()) continue;
+            if (title == null) {
+                title = firstLine(t);
+                String rest = t.substring(t.indexOf(title) + title.length()).strip();
+                if (!rest.isEmpty()) later.add(rest);
+            } else {
+                later.add(t);
+            }
+        }
+        if (title == null) return null;
+        String description = String.join("\n\n", later);
+        if (description.length() > DESCRIPTION_MAX) description = description.substring(0, DESCRIPTION_MAX);
+        return new SessionTask("imported:" + sessionId, space, account, null,
+                TaskFacts.of(title, description.isEmpty() ? null : description, List.of()), List.copyOf(files), null);
+    }
+
+    /**
+     * The command that resumes {@code agent}'s session {@code sessionId} in {@code folder}: {@code cd 'DIR' && claude
+     * --resume ID} (Claude Code), {@code codex resume ID} (Codex), {@code gemini --resume ID} (Gemini CLI),
+     * {@code copilot --resume ID} (Copilot CLI), {@code cursor-agent --resume ID} (Cursor), {@code opencode --session
+     * ID}, {@code qwen --resume ID}. Null for an agent it does not know.
+     */
+    public static String resumeCommand(String agent, String sessionId, String folder) {
+        if (agent == null || sessionId == null) return null;
+        String id = shellQuote(sessionId);
+        String cmd = switch (agent.toLowerCase(Locale.ROOT)) {
+            case "claude", "claude-code", "claude_code" -> "claude --resume " + id;
+            case "codex" -> "codex resume " + id;
+            case "gemini", "gemini-cli" -> "gemini --resume " + id;
+            case "copilot", "copilot-cli" -> "copilot --resume " + id;
+            case "cursor", "cursor-agent" -> "cursor-agent --resume " + id;
+            case "opencode" -> "opencode --session " + id;
+            case "qwen", "qwen-code" -> "qwen --resume " + id;
+            default -> null;
+        };
+        if (cmd == null) return null;
+        return folder == null || folder.isBlank() ? cmd : "cd " + shellQuote(folder) + " && " + cmd;
+    }
+
+    private static String firstLine(String t) {
+        for (String line : t.split("\\R")) {
+            String l = line.strip();
+            if (!l.isEmpty()) return l.length() > TITLE_MAX ? l.substring(0, TITLE_MAX) : l;
+        }
+        return t;
+    }
+
+    private static String relative(String folder, String path) {
+        if (folder == null || folder.isBlank()) return path;
+        String f = folder.endsWith("/") ? folder : folder + "/";
+        return path.startsWith(f) ? path.substring(f.length()) : path;
+    }
+
+    /** A POSIX shell word: bare when safe, else in single quotes. */
+    static String shellQuote(String s) {
+        if (s.matches("[A-Za-z0-9_./:@%+=,-]+")) return s;
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+}
