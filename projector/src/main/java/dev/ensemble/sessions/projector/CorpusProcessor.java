@@ -1,10 +1,12 @@
 package dev.ensemble.sessions.projector;
 
+import dev.ensemble.sessions.events.ChoiceConfigChanged;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.RunClaimed;
 import dev.ensemble.sessions.events.RunStatusChanged;
 import dev.ensemble.sessions.schema.Keys;
-import dev.ensemble.sessions.choice.ConfigWatcher;
+import dev.ensemble.sessions.choice.ChoiceConfigEvents;
+import dev.ensemble.sessions.choice.ConfigLoader;
 import dev.ensemble.sessions.choice.CorpusStats;
 import dev.ensemble.sessions.choice.SessionChoiceConfig;
 import dev.ensemble.sessions.choice.TextAnalysis;
@@ -35,6 +37,12 @@ import java.util.Set;
  * document of that run's claim (kept in {@link StoreNames#CORPUS_CLAIMS}), which replaces the task's document.
  * A task that leaves the window is subtracted.
  *
+ * <p>The window ({@code limits.corpusTasks}), the analysed part of each field ({@code limits.corpusFieldChars}) and the
+ * text analysis come from the session-choice config in force at that point of the partition's log: the newest
+ * {@code ChoiceConfigChanged} before the event ({@link ChoiceConfigEvents}), kept in {@link StoreNames#CHOICE_CONFIG};
+ * the defaults before the first, and in place of an invalid one (logged). So a replay folds every event under the
+ * config the live run folded it under. A change of the window applies to each table at its next change.
+ *
  * <p>The stores hold each task's analysed document under a growing sequence (so the window is exact after a
  * restart or a rebuild); the table itself is kept in memory, rebuilt from the store on first use, and published
  * as a {@link CorpusView} at most once a second per account and computer that changed (less often while the projector
@@ -46,7 +54,12 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     private static final char SEP = '\u0001';
     private static final char ITEM = '\u0002';
 
-    private final ConfigWatcher config;
+    /** The key of the config in {@link StoreNames#CHOICE_CONFIG} (the store of a task holds its partition's). */
+    static final String CONFIG_KEY = "config";
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CorpusProcessor.class);
+
+    private SessionChoiceConfig config;
+    private KeyValueStore<String, String> configStore;
     private ProcessorContext<String, CorpusView> context;
     private KeyValueStore<String, String> docs;
     private KeyValueStore<String, Long> index;
@@ -58,8 +71,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     private TextAnalysis analysis;
     private SessionChoiceConfig analysed;
 
-    CorpusProcessor(ConfigWatcher config) {
-        this.config = config;
+    CorpusProcessor() {
     }
 
     @Override
@@ -69,6 +81,8 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         this.index = context.getStateStore(StoreNames.CORPUS_INDEX);
         this.claims = context.getStateStore(StoreNames.CORPUS_CLAIMS);
         this.pending = context.getStateStore(StoreNames.PENDING_CORPUS);
+        this.configStore = context.getStateStore(StoreNames.CHOICE_CONFIG);
+        this.config = ChoiceConfigEvents.ofStored(configStore.get(CONFIG_KEY));
         // a task re-initialised after an aborted transaction has its stores restored to the last commit: the
         // tables in memory may hold documents that were not committed, so they are rebuilt from the stores
         live.clear();
@@ -85,9 +99,11 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.CORPUS_STATS);
         catchUp.processed(record.timestamp());
         Object p = e.getPayload(); // valid and new: the event intake upstream refused the others
-        if (p instanceof RunClaimed rc && rc.getTask() != null) {
+        if (p instanceof ChoiceConfigChanged) {
+            changeConfig(e);
+        } else if (p instanceof RunClaimed rc && rc.getTask() != null) {
             TextAnalysis.CorpusDoc doc = analysis().corpusDoc(ViewMapping.taskKey(rc), ViewMapping.facts(rc.getTask()), List.of(),
-                    config.current().limits().corpusFieldChars());
+                    config.limits().corpusFieldChars());
             String encoded = encode(doc);
             claims.put(Keys.of(e.getAccount(), rc.getRunId()), Claim.encode(rc.getComputerId(), encoded));
             add(Keys.of(e.getAccount(), rc.getComputerId()), doc, encoded);
@@ -101,9 +117,28 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         }
     }
 
-    /** The analysis of the current config (made again when the config file changed). */
+    /**
+     * Puts the config of a {@code ChoiceConfigChanged} in force from this point of the partition on (the defaults for
+     * an invalid one, logged); the tables in memory are loaded again under its window at their next use.
+     */
+    private void changeConfig(Event e) {
+        SessionChoiceConfig next;
+        try {
+            next = ChoiceConfigEvents.config(e);
+        } catch (ConfigLoader.InvalidConfigException x) {
+            LOG.warn("session-choice config change {} is invalid, the defaults apply from here: {}", e.getEventId(), x.getMessage());
+            next = SessionChoiceConfig.defaults();
+        }
+        String json = ConfigLoader.toJson(next);
+        configStore.put(CONFIG_KEY, json);
+        config = ChoiceConfigEvents.ofStored(json);
+        live.clear();
+        nextSeq.clear();
+    }
+
+    /** The analysis of the config in force (made again when it changed). */
     private TextAnalysis analysis() {
-        SessionChoiceConfig cfg = config.current();
+        SessionChoiceConfig cfg = config;
         if (analysis == null || analysed != cfg) {
             analysis = TextAnalysis.forConfig(cfg.text());
             analysed = cfg;
@@ -130,7 +165,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
 
     /** Puts {@code doc} ({@code encoded} by {@link #encode}) into the table {@code account/computer}, replacing the task's older document. */
     private void add(String table, TextAnalysis.CorpusDoc doc, String encoded) {
-        CorpusStats stats = load(table, config.current().limits().corpusTasks());
+        CorpusStats stats = load(table, config.limits().corpusTasks());
         String taskKey = doc.taskId();
         Long old = index.get(table + Keys.SEPARATOR + taskKey);
         if (old != null) {
@@ -159,12 +194,23 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         String[] parts = {Keys.accountOf(table), Keys.idOf(table)};
         stats = new CorpusStats(parts[0], parts[1], capacity);
         long last = 0;
+        List<String> dropped = new java.util.ArrayList<>();
         try (KeyValueIterator<String, String> it = docs.prefixScan(table + Keys.SEPARATOR,
                 new org.apache.kafka.common.serialization.StringSerializer())) {
             while (it.hasNext()) {
                 KeyValue<String, String> kv = it.next();
-                stats.add(decode(kv.value));
+                String gone = stats.add(decode(kv.value));
+                if (gone != null) {
+                    dropped.add(gone); // beyond a window that shrank
+                }
                 last = Math.max(last, Long.parseLong(kv.key.substring(kv.key.lastIndexOf(Keys.SEPARATOR) + 1)));
+            }
+        }
+        for (String gone : dropped) {
+            Long goneSeq = index.get(table + Keys.SEPARATOR + gone);
+            if (goneSeq != null) {
+                docs.delete(docKey(table, goneSeq));
+                index.delete(table + Keys.SEPARATOR + gone);
             }
         }
         nextSeq.put(table, last);
@@ -173,7 +219,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     }
 
     private void publish() {
-        int capacity = config.current().limits().corpusTasks();
+        int capacity = config.limits().corpusTasks();
         catchUp.publish(context.currentSystemTimeMs(), pending, (table, seq) -> {
             CorpusStats stats = load(table, capacity);
             // the view's sequence is the newest document's: it grows with every change

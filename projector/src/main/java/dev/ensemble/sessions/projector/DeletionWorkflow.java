@@ -55,6 +55,16 @@ final class DeletionWorkflow {
     private final KeyValueStore<String, DeletionAudit> audits;
 
     DeletionWorkflow(ProcessorContext<String, Object> context, DeletionStores stores, AppliedEvents applied, RetirementRules.Config config) {
+        this(context, stores, applied, config, () -> true);
+    }
+
+    /**
+     * @param appends whether this projector generation appends its decisions to the log now (another generation appends
+     *                the same decisions, with the same eventIds, otherwise)
+     */
+    DeletionWorkflow(ProcessorContext<String, Object> context, DeletionStores stores, AppliedEvents applied, RetirementRules.Config config,
+                     java.util.function.BooleanSupplier appends) {
+        this.appends = appends;
         this.context = context;
         this.stores = stores;
         this.applied = applied;
@@ -327,7 +337,12 @@ final class DeletionWorkflow {
         }
     }
 
+    private final java.util.function.BooleanSupplier appends;
+
     private void appendToLog(Event decision, long timestamp) {
+        if (!appends.getAsBoolean()) {
+            return; // another generation appends it (the same decision, the same eventId)
+        }
         context.forward(new Record<>(decision.getAccount(), decision, timestamp), Projector.DECISIONS_SINK);
     }
 }

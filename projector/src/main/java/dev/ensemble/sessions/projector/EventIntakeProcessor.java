@@ -69,9 +69,25 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
      *                       chains first; its own decisions go to the chains alone)
      */
     EventIntakeProcessor(RetirementRules.Config config, List<String> eventConsumers) {
+        this(config, eventConsumers, dev.ensemble.sessions.schema.Generation.FIRST);
+    }
+
+    /**
+     * @param generation the projector's generation: the deletion workflow appends its decisions only while the newest
+     *                   handover marker of the partition ({@link dev.ensemble.sessions.schema.Generations}; generation 1
+     *                   before any) names it, kept in {@link StoreNames#SERVING_GENERATION}
+     */
+    EventIntakeProcessor(RetirementRules.Config config, List<String> eventConsumers, dev.ensemble.sessions.schema.Generation generation) {
         this.config = config;
         this.eventConsumers = List.copyOf(eventConsumers);
+        this.generation = generation;
     }
+
+    /** The key of the serving generation in {@link StoreNames#SERVING_GENERATION}. */
+    static final String SERVING_KEY = "serving";
+    private final dev.ensemble.sessions.schema.Generation generation;
+    private KeyValueStore<String, String> servingStore;
+    private boolean serving;
 
     @Override
     public void init(ProcessorContext<String, Object> context) {
@@ -79,13 +95,20 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         this.stores = new DeletionStores(context);
         this.applied = new AppliedEvents(context);
         this.runIndex = context.getStateStore(StoreNames.RUN_INDEX);
-        this.deletions = new DeletionWorkflow(context, stores, applied, config);
+        this.servingStore = context.getStateStore(StoreNames.SERVING_GENERATION);
+        this.serving = dev.ensemble.sessions.schema.Generations.parse(servingStore.get(SERVING_KEY)).equals(generation);
+        this.deletions = new DeletionWorkflow(context, stores, applied, config, () -> serving);
     }
 
     @Override
     public void process(Record<String, Event> record) {
         Event e = record.value();
         if (e == null) {
+            dev.ensemble.sessions.schema.Generation marker = dev.ensemble.sessions.schema.Generations.markerOf(record.headers());
+            if (marker != null) { // a handover: from here on, only the named generation appends decisions
+                servingStore.put(SERVING_KEY, Integer.toString(marker.number()));
+                serving = marker.equals(generation);
+            }
             return;
         }
         DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.EVENT_INTAKE); // failed here on a bug before: dead-lettered

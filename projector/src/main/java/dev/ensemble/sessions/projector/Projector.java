@@ -11,7 +11,6 @@ import dev.ensemble.sessions.views.RetirementView;
 import dev.ensemble.sessions.views.RunFacts;
 import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionView;
-import dev.ensemble.sessions.choice.ConfigWatcher;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
@@ -78,6 +77,7 @@ public final class Projector implements AutoCloseable {
 
     private final Properties properties;
     private final RetirementRules.Config rules;
+    private final dev.ensemble.sessions.schema.Generation generation;
     private KafkaStreams streams;
 
     /**
@@ -95,8 +95,25 @@ public final class Projector implements AutoCloseable {
      */
     public Projector(String bootstrapServers, Path stateDir, int replicationFactor, Map<String, ?> overrides,
                      RetirementRules.Config rules) {
-        this.properties = StreamsDefaults.properties(APPLICATION_ID, bootstrapServers, stateDir, replicationFactor, overrides);
+        this(bootstrapServers, stateDir, replicationFactor, overrides, rules, dev.ensemble.sessions.schema.Generation.FIRST);
+    }
+
+    /**
+     * @param generation its application id ({@code Generation.applicationId} of {@value #APPLICATION_ID}) and view topics
+     *                   ({@code Generation.views}); it appends the deletion workflow's decisions only while the log's
+     *                   handover markers name it ({@link dev.ensemble.sessions.schema.Generations})
+     */
+    public Projector(String bootstrapServers, Path stateDir, int replicationFactor, Map<String, ?> overrides,
+                     RetirementRules.Config rules, dev.ensemble.sessions.schema.Generation generation) {
+        this.properties = StreamsDefaults.properties(generation.applicationId(APPLICATION_ID), bootstrapServers, stateDir,
+                replicationFactor, overrides);
         this.rules = rules;
+        this.generation = generation;
+    }
+
+    /** Its generation. */
+    public dev.ensemble.sessions.schema.Generation generation() {
+        return generation;
     }
 
     /** The topology with the default {@link RetirementRules.Config}. */
@@ -126,34 +143,42 @@ public final class Projector implements AutoCloseable {
      * event-ids, run-event-ids ({@link AppliedEvents}), session-chains, run-index, task-sessions, parked-runs, pending-views (chains); run-facts, task-states,
      * computer-states, computer-sessions, deletion-states, deletion-audit (intake); retirement-views. The
      * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claim-docs, pending-corpus) get every
-     * valid new event after the chains (an invalid one is refused once, by the intake), with the analysis config
-     * from {@code ENSEMBLE_SESSION_CHOICE_CONFIG}.
+     * valid new event after the chains (an invalid one is refused once, by the intake), and fold the session-choice
+     * config from the log's {@code ChoiceConfigChanged} (store choice-config): nothing here reads a file or the
+     * environment, so a replay of the log gives the same views.
      *
      * @param rules          the retirement rules' numbers (the completed window)
      * @param inMemoryStores the same topology with in-memory stores instead of RocksDB: for long simulations
      *                       and throwaway replays, where writing every store to disk on every commit dominates
      */
     public static Topology buildTopology(RetirementRules.Config rules, boolean inMemoryStores) {
-        ConfigWatcher config = ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn);
+        return buildTopology(rules, inMemoryStores, dev.ensemble.sessions.schema.Generation.FIRST);
+    }
+
+    /**
+     * The topology of {@code generation}: its view topics ({@code Generation.view}), and the deletion workflow's appends
+     * only while the log's handover markers name it.
+     */
+    public static Topology buildTopology(RetirementRules.Config rules, boolean inMemoryStores, dev.ensemble.sessions.schema.Generation generation) {
         Topology t = new Topology();
         t.addSource(SOURCE, Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        t.addProcessor(EVENT_INTAKE, () -> new EventIntakeProcessor(rules, List.of(SESSION_CHAINS, CORPUS_STATS)), SOURCE);
+        t.addProcessor(EVENT_INTAKE, () -> new EventIntakeProcessor(rules, List.of(SESSION_CHAINS, CORPUS_STATS), generation), SOURCE);
         t.addProcessor(SESSION_CHAINS, SessionChainProcessor::new, EVENT_INTAKE);
         t.addProcessor(RETIREMENT, () -> new RetirementProcessor(rules), SESSION_CHAINS, EVENT_INTAKE);
-        t.addProcessor(CORPUS_STATS, () -> new CorpusProcessor(config), EVENT_INTAKE);
+        t.addProcessor(CORPUS_STATS, CorpusProcessor::new, EVENT_INTAKE);
         for (StoreSpec spec : STORES) {
             t.addStateStore(Stores.keyValueStoreBuilder(spec.inMemory() || inMemoryStores ? Stores.inMemoryKeyValueStore(spec.name())
                             : Stores.persistentKeyValueStore(spec.name()), Serdes.String(), spec.serde()).withCachingEnabled(),
                     spec.processors().toArray(String[]::new));
         }
-        t.addSink(CORPUS_VIEW_SINK, Topics.CORPUS_VIEW.name(), Topics.CORPUS_VIEW.keySerde().serializer(),
+        t.addSink(CORPUS_VIEW_SINK, generation.view(Topics.CORPUS_VIEW).name(), Topics.CORPUS_VIEW.keySerde().serializer(),
                 Topics.CORPUS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), CORPUS_STATS);
-        t.addSink(SESSIONS_VIEW_SINK, Topics.SESSIONS_VIEW.name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
+        t.addSink(SESSIONS_VIEW_SINK, generation.view(Topics.SESSIONS_VIEW).name(), Topics.SESSIONS_VIEW.keySerde().serializer(),
                 Topics.SESSIONS_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), SESSION_CHAINS);
-        t.addSink(RETIREMENT_VIEW_SINK, Topics.RETIREMENT_VIEW.name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
+        t.addSink(RETIREMENT_VIEW_SINK, generation.view(Topics.RETIREMENT_VIEW).name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
                 Topics.RETIREMENT_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), RETIREMENT);
-        t.addSink(DELETION_AUDIT_SINK, Topics.DELETION_AUDIT.name(), Topics.DELETION_AUDIT.keySerde().serializer(),
+        t.addSink(DELETION_AUDIT_SINK, generation.view(Topics.DELETION_AUDIT).name(), Topics.DELETION_AUDIT.keySerde().serializer(),
                 Topics.DELETION_AUDIT.valueSerde().serializer(), new AccountPartitioner<>(), EVENT_INTAKE);
         t.addSink(DECISIONS_SINK, Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(),
                 Topics.EVENTS.valueSerde().serializer(), new AccountPartitioner<>(), EVENT_INTAKE);
@@ -189,17 +214,19 @@ public final class Projector implements AutoCloseable {
             new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.CORPUS_INDEX, Serdes.Long(), false, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, List.of(CORPUS_STATS)),
-            new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, List.of(CORPUS_STATS)));
+            new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, List.of(CORPUS_STATS)),
+            new StoreSpec(StoreNames.CHOICE_CONFIG, Serdes.String(), false, List.of(CORPUS_STATS)),
+            new StoreSpec(StoreNames.SERVING_GENERATION, Serdes.String(), false, List.of(EVENT_INTAKE)));
 
     /** Starts the application (non-blocking). */
     public synchronized void start() {
         if (streams != null) {
             return;
         }
-        streams = new KafkaStreams(buildTopology(rules), properties);
+        streams = new KafkaStreams(buildTopology(rules, false, generation), properties);
         streams.setGlobalStateRestoreListener(restores);
         StreamsDefaults.start(streams, "projector");
-        LOG.info("projector started ({} → {})", Topics.EVENTS.name(), Topics.SESSIONS_VIEW.name());
+        LOG.info("projector {} started ({} → {})", generation, Topics.EVENTS.name(), generation.view(Topics.SESSIONS_VIEW).name());
     }
 
     private final Restores restores = new Restores();
