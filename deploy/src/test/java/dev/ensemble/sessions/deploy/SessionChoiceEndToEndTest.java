@@ -86,6 +86,20 @@ class SessionChoiceEndToEndTest {
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    /**
+     * Posts events as a computer does: a 503 (the gateway still starting, with Retry-After) is posted again, which is
+     * safe since posting is idempotent by eventId; anything else is returned.
+     */
+    static HttpResponse<String> postEvents(String body) throws Exception {
+        long until = System.currentTimeMillis() + 60_000;
+        HttpResponse<String> r = post("/api/events", body);
+        while (r.statusCode() == 503 && System.currentTimeMillis() < until) {
+            Thread.sleep(500);
+            r = post("/api/events", body);
+        }
+        return r;
+    }
+
     static String claim(String eventId, String runId, String continueFrom, String title, String linked) {
         return "{\"eventId\":\"" + eventId + "\",\"type\":\"RunClaimed\",\"account\":\"acct-ana\",\"space\":\"web:space-1\","
                 + "\"occurredAt\":\"2026-11-02T12:00:00Z\",\"source\":\"computer:laptop-ana\",\"payload\":{\"runId\":\"" + runId + "\","
@@ -99,7 +113,8 @@ class SessionChoiceEndToEndTest {
     void aTaskThatNamesTheSessionsTaskContinuesItAndItsOutcomeIsRecorded() throws Exception {
         List<String> lines = Files.readAllLines(SharedData.require("contract/events-example.jsonl")).stream()
                 .filter(l -> !l.isBlank() && !l.contains("SessionDeletionRequested")).toList();
-        assertThat(post("/api/events", "[" + String.join(",", lines) + "]").statusCode()).isEqualTo(200);
+        HttpResponse<String> posted = postEvents("[" + String.join(",", lines) + "]");
+        assertThat(posted.statusCode()).as(posted.body()).isEqualTo(200);
 
         String request = claim("c0000000-0000-0000-0000-000000000001", "job-201", null, "Add paging to the ranking API", "\"task-7\"");
         JsonNode decision = null;
@@ -133,7 +148,8 @@ class SessionChoiceEndToEndTest {
         String done = "{\"eventId\":\"c0000000-0000-0000-0000-000000000004\",\"type\":\"RunStatusChanged\",\"account\":\"acct-ana\","
                 + "\"space\":\"web:space-1\",\"occurredAt\":\"2026-11-02T12:20:00Z\",\"source\":\"computer:laptop-ana\",\"payload\":"
                 + "{\"runId\":\"job-201\",\"status\":\"DONE\",\"tokens\":5000,\"durationMs\":1200000}}";
-        assertThat(post("/api/events", "[" + run + "," + engine + "," + done + "]").statusCode()).isEqualTo(200);
+        HttpResponse<String> reported = postEvents("[" + run + "," + engine + "," + done + "]");
+        assertThat(reported.statusCode()).as(reported.body()).isEqualTo(200);
 
         List<Event> events = new ArrayList<>();
         try (KafkaConsumer<String, Event> c = new KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
