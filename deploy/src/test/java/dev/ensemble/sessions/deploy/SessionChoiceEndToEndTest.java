@@ -94,6 +94,7 @@ class SessionChoiceEndToEndTest {
         long until = System.currentTimeMillis() + 60_000;
         HttpResponse<String> r = post("/api/events", body);
         while (r.statusCode() == 503 && System.currentTimeMillis() < until) {
+            System.out.println("posted again after 503: " + r.body());
             Thread.sleep(500);
             r = post("/api/events", body);
         }
