@@ -264,8 +264,9 @@ public final class StoreImporter {
             try {
                 for (Candidate c : found) {
                     if (c.skip() == null && !c.subAgent() && !unchanged(c)) {
-                        reading.put(c, readers != null ? readers.submit(() -> readChanged(c, idleBefore))
-                                : CompletableFuture.completedFuture(readChanged(c, idleBefore)));
+                        FileState old = st.files.get(c.key()); // the state is only ever touched on this thread
+                        reading.put(c, readers != null ? readers.submit(() -> readChanged(c, old, idleBefore))
+                                : CompletableFuture.completedFuture(readChanged(c, old, idleBefore)));
                     }
                 }
                 applyInOrder(reading, idleBefore);
@@ -347,11 +348,13 @@ public final class StoreImporter {
         }
 
         /**
-         * Reads what changed in one transcript (on a worker thread: touches nothing shared but the read-only
-         * candidates and the thread-safe index of message ids).
+         * Reads what changed in one transcript from its state {@code old} (null when new), on a worker thread. It
+         * never touches the import state, which this pass's own thread writes meanwhile: {@code old} is looked up
+         * there before the read is handed over, is never changed once stored (a file's new state replaces it), and
+         * is only copied here. All else it shares is read-only ({@link #found}, the config, the event factory) or
+         * thread-safe (the index of message ids).
          */
-        private Parsed readChanged(Candidate c, long idleBefore) {
-            FileState old = st.files.get(c.key());
+        private Parsed readChanged(Candidate c, FileState old, long idleBefore) {
             FileState fs;
             if (old == null || c.size() < old.offset || !c.agent().equals(old.agent)) {
                 fs = new FileState();
