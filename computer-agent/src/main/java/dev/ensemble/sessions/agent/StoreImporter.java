@@ -23,6 +23,7 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -35,7 +36,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -71,6 +71,8 @@ public final class StoreImporter {
     private static final int CHECKPOINT_FILES = 200;
     /** Transcripts read at once: one per core. */
     private static final int READERS = Math.max(1, Runtime.getRuntime().availableProcessors());
+    /** Transcripts read and not yet applied, at most: enough to keep every reader busy while one is applied. */
+    private static final int IN_FLIGHT = 2 * READERS;
     private static final byte[] LEAF_UUID = "\"leafUuid\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] USER_MESSAGE = "\"user_message\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] UUID_KEY = "\"uuid\":\"".getBytes(StandardCharsets.UTF_8);
@@ -254,22 +256,20 @@ public final class StoreImporter {
             progress.onStart(toRead, bytes);
 
             long idleBefore = config.clock().millis() - IDLE.toMillis();
-            // changed transcripts are read in parallel (each on its own), and applied in order on this thread
-            Map<Candidate, Future<Parsed>> reading = new HashMap<>();
-            ExecutorService readers = toRead > 1 ? Executors.newFixedThreadPool(READERS, r -> {
+            // changed transcripts are read in parallel (each on its own) a few ahead, and applied in order here
+            List<Candidate> changed = new ArrayList<>();
+            for (Candidate c : found) {
+                if (c.skip() == null && !c.subAgent() && !unchanged(c)) {
+                    changed.add(c);
+                }
+            }
+            ExecutorService readers = changed.size() > 1 ? Executors.newFixedThreadPool(READERS, r -> {
                 Thread t = new Thread(r, "computer-agent-reader");
                 t.setDaemon(true);
                 return t;
             }) : null;
             try {
-                for (Candidate c : found) {
-                    if (c.skip() == null && !c.subAgent() && !unchanged(c)) {
-                        FileState old = st.files.get(c.key()); // the state is only ever touched on this thread
-                        reading.put(c, readers != null ? readers.submit(() -> readChanged(c, old, idleBefore))
-                                : CompletableFuture.completedFuture(readChanged(c, old, idleBefore)));
-                    }
-                }
-                applyInOrder(reading, idleBefore);
+                applyInOrder(new ReadAhead(changed, readers, idleBefore), idleBefore);
             } finally {
                 if (readers != null) {
                     readers.shutdownNow();
@@ -284,29 +284,78 @@ public final class StoreImporter {
                     stores.values().stream().map(ImportSummary.Store::done).toList());
         }
 
-        private void applyInOrder(Map<Candidate, Future<Parsed>> reading, long idleBefore) {
+        private void applyInOrder(ReadAhead ahead, long idleBefore) {
             for (Candidate c : found) {
                 if (c.skip() != null) {
                     skipped.add(new Skip(c.path(), c.skip()));
                 } else if (c.subAgent()) {
                     skipped.add(new Skip(c.path(), "sub-agent transcript"));
-                } else if (unchanged(c)) {
-                    skipped.add(new Skip(c.path(), "unchanged"));
-                    closeIdle(c, idleBefore);
                 } else {
-                    try {
-                        apply(reading.get(c).get());
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IllegalStateException("the import was interrupted", e);
-                    } catch (ExecutionException e) {
-                        if (e.getCause() instanceof RuntimeException re) {
-                            throw re;
-                        }
-                        throw new IllegalStateException(e.getCause());
+                    Parsed read = ahead.isNext(c) ? ahead.take() : null;
+                    if (read == null || unchanged(c)) { // unchanged now: a transcript found twice, applied already
+                        skipped.add(new Skip(c.path(), "unchanged"));
+                        closeIdle(c, idleBefore);
+                    } else {
+                        apply(read);
                     }
                 }
                 checkpointIfDue();
+            }
+        }
+
+        /**
+         * The changed transcripts, read on the readers in the order they are applied, at most {@link #IN_FLIGHT}
+         * ahead: the next is handed over as each is taken, so what is read and not yet applied stays bounded. Each
+         * one's state is looked up when it is handed over, on the importing thread (see {@link #readChanged}).
+         * Without readers, each is read when it is taken.
+         */
+        private final class ReadAhead {
+            private final List<Candidate> changed;
+            private final ExecutorService readers;
+            private final long idleBefore;
+            private final ArrayDeque<Future<Parsed>> inFlight = new ArrayDeque<>();
+            private int handedOver;
+            private int taken;
+
+            ReadAhead(List<Candidate> changed, ExecutorService readers, long idleBefore) {
+                this.changed = changed;
+                this.readers = readers;
+                this.idleBefore = idleBefore;
+                handOver();
+            }
+
+            /** Whether {@code c} (this very candidate) is the next changed transcript to apply. */
+            boolean isNext(Candidate c) {
+                return taken < changed.size() && changed.get(taken) == c;
+            }
+
+            /** What reading the next changed transcript gave, once it is read. */
+            Parsed take() {
+                Candidate c = changed.get(taken++);
+                if (readers == null) {
+                    return readChanged(c, st.files.get(c.key()), idleBefore);
+                }
+                Future<Parsed> next = inFlight.poll();
+                handOver();
+                try {
+                    return next.get();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("the import was interrupted", e);
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new IllegalStateException(e.getCause());
+                }
+            }
+
+            private void handOver() {
+                while (readers != null && handedOver < changed.size() && inFlight.size() < IN_FLIGHT) {
+                    Candidate c = changed.get(handedOver++);
+                    FileState old = st.files.get(c.key()); // the state is only ever touched on this thread
+                    inFlight.add(readers.submit(() -> readChanged(c, old, idleBefore)));
+                }
             }
         }
 

@@ -279,6 +279,33 @@ class IncrementalImportTest {
     }
 
     /** The offset just after the {@code n}th line end. */
+    @Test
+    void manyChangedTranscriptsAreReadAFewAheadAndAppliedInTheOrderOfTheirFiles() throws Exception {
+        // many more than are read ahead at once, written newest first: applied oldest first all the same
+        int n = 6 * Runtime.getRuntime().availableProcessors() + 3;
+        Stores stores = Stores.empty(tmp);
+        Path project = stores.claude.resolve("-home-ana-many");
+        Files.createDirectories(project);
+        List<String> expected = new ArrayList<>();
+        for (int i = n - 1; i >= 0; i--) {
+            String id = String.format("00000000-2222-4222-8222-%012d", i);
+            Path file = project.resolve(id + ".jsonl");
+            Files.writeString(file, "{\"type\":\"user\",\"sessionId\":\"" + id + "\",\"uuid\":\"u" + i
+                    + "\",\"cwd\":\"/home/ana/many\",\"timestamp\":\"2026-03-01T11:00:00.000Z\","
+                    + "\"message\":{\"role\":\"user\",\"content\":\"prompt " + i + "\"}}\n");
+            Stores.touch(file, Stores.NOW.minusSeconds(60 + n - i));
+        }
+        for (int i = 0; i < n; i++) {
+            expected.add("prompt " + i);
+        }
+
+        Imported got = stores.importAll(stores.importer());
+
+        assertThat(got.claims()).extracting(c -> c.getTask().getTitle()).containsExactlyElementsOf(expected);
+        assertThat(got.summary().filesRead()).isEqualTo(n);
+        assertThat(stores.importAll(stores.importer()).events()).isEmpty();
+    }
+
     static int nthLineEnd(byte[] bytes, int n) {
         int seen = 0;
         for (int i = 0; i < bytes.length; i++) {
