@@ -48,7 +48,8 @@ import org.sqlite.SQLiteConfig;
  *   <li>Copilot CLI {@code session-state/<id>/events.jsonl} (folder fallback: {@code workspace.yaml}'s cwd) and
  *       {@code session-state/<id>.jsonl};</li>
  *   <li>OpenCode {@code opencode.db} (one candidate per session row; child sessions are sub-agents) and
- *       {@code storage/session/<project>/<id>.json};</li>
+ *       {@code storage/session/<project>/<id>.json} (or {@code storage/session/<id>.json}), whose messages and
+ *       parts are under the same {@code storage/};</li>
  *   <li>Qwen Code {@code projects/<project>/chats/<id>.jsonl};</li>
  *   <li>Cursor {@code projects/<p>/agent-transcripts/<id>/<id>.jsonl} ({@code subagents/} are sub-agents); the
  *       folder is the project name decoded ({@code /} written as {@code -}) in the way whose md5 names the chat
@@ -436,11 +437,12 @@ final class AgentDiscovery {
     // ---- records
 
     /**
-     * The records of a transcript that is not one JSON object a line, in order.
+     * The records of a transcript that is not one JSON object a line, in order: {@code path} found under the
+     * store folder {@code root}.
      *
      * @throws IOException when it cannot be read (the import reports it and tries again next time)
      */
-    static List<JsonNode> records(Format format, Path path, String id) throws IOException {
+    static List<JsonNode> records(Format format, Path path, Path root, String id) throws IOException {
         return switch (format) {
             case GEMINI_JSON -> {
                 JsonNode doc = MAPPER.readTree(path.toFile());
@@ -457,7 +459,7 @@ final class AgentDiscovery {
                 yield out;
             }
             case OPENCODE_DB -> opencodeDbMessages(path, id);
-            case OPENCODE_STORAGE -> opencodeStorageMessages(path.getParent().getParent().getParent().getParent(), id);
+            case OPENCODE_STORAGE -> opencodeStorageMessages(root, id);
             case LINES -> throw new IllegalArgumentException("lines are read line by line");
         };
     }

@@ -417,7 +417,7 @@ public final class StoreImporter {
             boolean lean = ClaudeParser.AGENT.equals(c.agent()) || CodexParser.AGENT.equals(c.agent());
             try {
                 if (c.format() != Format.LINES) {
-                    List<JsonNode> records = AgentDiscovery.records(c.format(), c.path(), c.id());
+                    List<JsonNode> records = AgentDiscovery.records(c.format(), c.path(), c.root(), c.id());
                     int i = (int) Math.min(fs.lines, records.size());
                     for (; i < records.size(); i++) {
                         JsonNode r = records.get(i);

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -151,6 +152,20 @@ class NewAgentsRealStoresTest {
         }
         Imported scratch = stores.importStores(stores.importer());
         assertThat(scratch.ids()).containsExactlyInAnyOrderElementsOf(first.ids());
+    }
+
+    @Test
+    void anOpenCodeStorageSessionRightUnderSessionIsReadFromItsStore() throws Exception {
+        Path session = stores.home.resolve(".local/share/opencode/storage/session");
+        Path file = Files.move(session.resolve("proj_test/ses_s_stage0_small.json"), session.resolve("ses_s_stage0_small.json"));
+        Stores.touch(file, Stores.NOW.minus(Duration.ofMinutes(1)));
+
+        Imported got = stores.importStores(stores.importer());
+
+        assertThat(got.claims("s_stage0_small")).singleElement().satisfies(c -> {
+            assertThat(c.getTask().getTitle()).isEqualTo("Hello");
+            assertThat(c.getFolder()).isEqualTo("/tmp/repo");
+        });
     }
 
     static <T> T last(List<T> l) {
