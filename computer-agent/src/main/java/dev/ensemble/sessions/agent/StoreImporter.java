@@ -744,14 +744,6 @@ public final class StoreImporter {
         }
     }
 
-    static JsonNode parse(byte[] bytes, int off, int len) {
-        try {
-            return MAPPER.readTree(bytes, off, len);
-        } catch (IOException e) {
-            return null; // the main pass reports it as a malformed line
-        }
-    }
-
     /** The plain string value right after {@code key} (a {@code "name":"} pattern) in the line, or null. */
     static String stringAfter(byte[] b, int off, int len, byte[] key) {
         int at = indexOf(b, off, len, key, off);
