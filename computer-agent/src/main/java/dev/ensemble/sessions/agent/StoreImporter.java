@@ -573,11 +573,10 @@ public final class StoreImporter {
             agentStores.all().forEach(e -> roots.add(rootKey(e.getValue())));
             List<String> vanished = new ArrayList<>();
             for (String k : st.files.keySet()) {
-                if (!present.contains(k) && roots.stream().anyMatch(r -> k.startsWith(r + File.separator))) {
-                    String root = roots.stream().filter(r -> k.startsWith(r + File.separator)).findFirst().orElseThrow();
-                    if (!unreadableRoots.contains(root) && Files.isDirectory(Path.of(root))) {
-                        vanished.add(k);
-                    }
+                if (!present.contains(k)) {
+                    roots.stream().filter(r -> k.startsWith(r + File.separator)).findFirst()
+                            .filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
+                            .ifPresent(root -> vanished.add(k));
                 }
             }
             for (String k : vanished) {
