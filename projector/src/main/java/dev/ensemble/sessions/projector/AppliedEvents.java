@@ -44,18 +44,51 @@ final class AppliedEvents {
 
     /** Records {@code e}'s eventId as applied. */
     void add(Event e) {
+        NewId id = ifNew(e);
+        if (id != null) {
+            id.record();
+        }
+    }
+
+    /**
+     * The check of {@code e}'s eventId and its recording, with the run's ids read (decoded) once for both: null when it
+     * was applied already, else a {@link NewId} that records it ({@link NewId#record}) once the caller has taken the
+     * event (after any check that may still refuse it, so that a refused event leaves nothing behind).
+     */
+    NewId ifNew(Event e) {
         String run = runOf(e);
         if (run == null) {
-            byId.put(e.getEventId(), e.getOccurredAt().toEpochMilli());
-            return;
+            return byId.get(e.getEventId()) != null ? null : new NewId(e, null, null);
         }
         String key = Keys.of(e.getAccount(), run);
         RunEventIds ids = byRun.get(key);
-        if (ids == null) {
-            ids = new RunEventIds();
+        if (ids != null && ids.contains(e.getEventId())) {
+            return null;
         }
-        if (ids.add(e.getEventId())) {
-            byRun.put(key, ids);
+        return new NewId(e, key, ids);
+    }
+
+    /** An eventId found not applied yet ({@link #ifNew}). */
+    final class NewId {
+        private final Event event;
+        private final String runKey;
+        private final RunEventIds runIds;
+
+        private NewId(Event event, String runKey, RunEventIds runIds) {
+            this.event = event;
+            this.runKey = runKey;
+            this.runIds = runIds;
+        }
+
+        /** Records the eventId as applied. */
+        void record() {
+            if (runKey == null) {
+                byId.put(event.getEventId(), event.getOccurredAt().toEpochMilli());
+                return;
+            }
+            RunEventIds ids = runIds != null ? runIds : new RunEventIds();
+            ids.append(event.getEventId());
+            byRun.put(runKey, ids);
         }
     }
 
@@ -78,19 +111,17 @@ final class AppliedEvents {
      * The eventIds applied for one run, in arrival order, without repeats; stored as UTF-8 text, one id per line. Held
      * compactly, since there is one for every run in the log: an id in the canonical UUID form (lowercase, as
      * {@link java.util.UUID#toString} writes it, and as every producer of the log makes them) as its two longs, any
-     * other as its string; searched in order while the run has few (a claim, its status reports and engine events:
-     * usually under twenty), with a hash set of the ids beside them beyond {@link #INDEXED_FROM}.
+     * other as its string; searched in order (a run has a claim, its status reports and engine events: usually under
+     * twenty; each is read from the store once per event that is about the run, so an index beside the ids would be
+     * built again for every event).
      */
     static final class RunEventIds {
-        static final int INDEXED_FROM = 16;
         /** Per id: its UUID's two longs (when {@code other[i]} is null), or the id itself in {@code other[i]}. */
         private long[] bits = new long[16];
         private String[] other;
         private int size;
-        private java.util.HashSet<String> index;
 
         boolean contains(String id) {
-            if (index != null) return index.contains(id);
             long[] uuid = new long[2];
             return holds(id, parseUuid(id, uuid), uuid);
         }
@@ -107,25 +138,16 @@ final class AppliedEvents {
         boolean add(String id) {
             long[] uuid = new long[2];
             boolean isUuid = parseUuid(id, uuid);
-            if (index != null ? index.contains(id) : holds(id, isUuid, uuid)) return false;
-            if (2 * size == bits.length) {
-                bits = java.util.Arrays.copyOf(bits, bits.length * 2);
-                if (other != null) other = java.util.Arrays.copyOf(other, bits.length / 2);
-            }
-            if (isUuid) {
-                bits[2 * size] = uuid[0];
-                bits[2 * size + 1] = uuid[1];
-            } else {
-                if (other == null) other = new String[bits.length / 2];
-                other[size] = id;
-            }
-            size++;
-            if (index != null) {
-                index.add(id);
-            } else if (size > INDEXED_FROM) {
-                index = new java.util.HashSet<>(ids());
-            }
+            if (holds(id, isUuid, uuid)) return false;
+            append(isUuid ? null : id, uuid[0], uuid[1]);
             return true;
+        }
+
+        /** Adds {@code id}, known not to be held (checked by {@link #contains}), at the end. */
+        void append(String id) {
+            long[] uuid = new long[2];
+            boolean isUuid = parseUuid(id, uuid);
+            append(isUuid ? null : id, uuid[0], uuid[1]);
         }
 
         /** The ids in arrival order. */
@@ -203,11 +225,11 @@ final class AppliedEvents {
                 java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes, 1, bytes.length - 1);
                 while (b.hasRemaining()) {
                     if (b.get() == 0) {
-                        v.append(b.getLong(), b.getLong(), null);
+                        v.append(null, b.getLong(), b.getLong());
                     } else {
                         byte[] u = new byte[b.getInt()];
                         b.get(u);
-                        v.append(0, 0, new String(u, StandardCharsets.UTF_8));
+                        v.append(new String(u, StandardCharsets.UTF_8), 0, 0);
                     }
                 }
                 return v;
@@ -219,8 +241,8 @@ final class AppliedEvents {
             return v;
         }
 
-        /** Appends an id read from the store (held once there already): a UUID's two longs, or {@code id} when not null. */
-        private void append(long hi, long lo, String id) {
+        /** Appends an id not held yet: {@code id} when not null, else a UUID's two longs. */
+        private void append(String id, long hi, long lo) {
             if (2 * size == bits.length) {
                 bits = java.util.Arrays.copyOf(bits, bits.length * 2);
                 if (other != null) other = java.util.Arrays.copyOf(other, bits.length / 2);
@@ -233,11 +255,6 @@ final class AppliedEvents {
                 other[size] = id;
             }
             size++;
-            if (index != null) {
-                index.add(id != null ? id : new java.util.UUID(hi, lo).toString());
-            } else if (size > INDEXED_FROM) {
-                index = new java.util.HashSet<>(ids());
-            }
         }
     }
 }

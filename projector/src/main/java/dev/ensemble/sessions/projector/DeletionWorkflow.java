@@ -72,6 +72,15 @@ final class DeletionWorkflow {
         this.audits = context.getStateStore(StoreNames.DELETION_AUDIT);
     }
 
+    /**
+     * Whether {@code e} is a deletion decision (accepted, skipped, deleted): made only here; one from the log is this
+     * workflow's own, a duplicate, or refused by the intake, so the chains get decisions from this workflow alone.
+     */
+    static boolean isDecision(Event e) {
+        Object p = e.getPayload();
+        return p instanceof SessionDeletionAccepted || p instanceof SessionDeletionSkipped || p instanceof SessionDeleted;
+    }
+
     /** The eventId of the guard's decision (accepted or skipped) on a request. */
     static String decisionId(String requestId) {
         return UUID.nameUUIDFromBytes(("ensemble-projector:deletion-decision:" + requestId).getBytes(StandardCharsets.UTF_8)).toString();

@@ -4,11 +4,8 @@ import dev.ensemble.sessions.events.ComputerStatus;
 import dev.ensemble.sessions.events.EngineEvent;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.RunClaimed;
-import dev.ensemble.sessions.events.SessionDeleted;
 import dev.ensemble.sessions.events.SessionDeletedOnComputer;
-import dev.ensemble.sessions.events.SessionDeletionAccepted;
 import dev.ensemble.sessions.events.SessionDeletionRequested;
-import dev.ensemble.sessions.events.SessionDeletionSkipped;
 import dev.ensemble.sessions.events.TaskChanged;
 import dev.ensemble.sessions.schema.EventJson;
 import dev.ensemble.sessions.schema.EventTypes;
@@ -40,7 +37,8 @@ import java.util.UUID;
  *
  * <ol>
  *   <li>An invalid event is refused before anything changes (to the dead-letter topic); a duplicate (its
- *       eventId applied already) is dropped.</li>
+ *       eventId applied already) is dropped; any other is recorded as applied ({@link AppliedEvents}) once nothing
+ *       refuses it.</li>
  *   <li>A SessionDeletionAccepted, SessionDeletionSkipped or SessionDeleted that this projector did not
  *       decide itself is refused (dead-letter topic): decisions are made only here. The projector's own
  *       decisions come back from the log with an eventId it applied already, and are dropped as duplicates.
@@ -114,17 +112,19 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.EVENT_INTAKE); // failed here on a bug before: dead-lettered
         EventJson.Validation.check(e);
         ViewBounds.event(e); // texts shortened, content lists capped, before anything keeps them; an over-long id refused
-        if (applied.contains(e)) {
-            return;
+        AppliedEvents.NewId newId = applied.ifNew(e);
+        if (newId == null) {
+            return; // a duplicate
         }
         Object p = e.getPayload();
-        if (p instanceof SessionDeletionAccepted || p instanceof SessionDeletionSkipped || p instanceof SessionDeleted) {
+        if (DeletionWorkflow.isDecision(e)) {
             throw new InvalidEventException(e.getEventId(), EventTypes.typeOf(e), null,
                     "deletion decisions are made only by the projector's guard (" + DeletionWorkflow.SOURCE + "); this one is not its own");
         }
         if (p instanceof SessionDeletedOnComputer a) {
             deletions.checkAnswer(e, a);
         }
+        newId.record(); // taken: nothing above refused it
         if (p instanceof RunClaimed rc) {
             foldClaim(e, rc);
         } else if (p instanceof EngineEvent ee) {

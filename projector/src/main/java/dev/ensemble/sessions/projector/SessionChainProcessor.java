@@ -73,8 +73,11 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         }
         dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.SESSION_CHAINS);
         // the event intake, the only processor upstream, has refused an invalid event and dropped a duplicate
-        // already; every event it forwards (and each of its own decisions) is new and is recorded here
-        applied.add(e);
+        // already, and recorded as applied every event it forwards; its deletion workflow's own decisions come here
+        // directly, and are recorded here (the workflow checks that they were: DeletionWorkflow#applyToChains)
+        if (DeletionWorkflow.isDecision(e)) {
+            applied.add(e);
+        }
         timestamp = record.timestamp();
         catchUp.processed(timestamp);
         SessionChainRules.apply(e, this, this::forward);

@@ -373,5 +373,20 @@ class SessionChainRulesTest {
                 assertThat(f.latest).containsOnlyKeys("acct-ana/job-2");
             }
         }
+
+        @Test
+        void anEventRefusedForAnOverLongIdIsNotRecordedAsAppliedSoItsCorrectedCopyIsTaken() {
+            try (ChainFixture f = new ChainFixture()) {
+                f.given(claimed("job-1", null, "t", 0));
+                Event report = done("job-1", "ok", List.of("a"), 1);
+                Event bad = Event.newBuilder(report).setSpace("s".repeat(ViewBounds.ID_CHARS + 1)).build();
+                f.given(bad);
+                assertThat(f.deadLetters.readRecordsToList()).hasSize(1);
+                assertThat(f.session("job-1").getRuns().get(0).getStatus()).isNotEqualTo("DONE");
+                f.given(report); // the same eventId, its space corrected
+                assertThat(f.deadLetters.readRecordsToList()).isEmpty();
+                assertThat(f.session("job-1").getRuns().get(0).getStatus()).as("not dropped as a duplicate").isEqualTo("DONE");
+            }
+        }
     }
 }
