@@ -111,11 +111,11 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         }
         DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.EVENT_INTAKE); // failed here on a bug before: dead-lettered
         EventJson.Validation.check(e);
-        ViewBounds.event(e); // texts shortened, content lists capped, before anything keeps them; an over-long id refused
-        AppliedEvents.NewId newId = applied.ifNew(e);
+        AppliedEvents.NewId newId = applied.ifNew(e); // reads the account, the eventId and the runId alone
         if (newId == null) {
-            return; // a duplicate
+            return; // a duplicate: not walked
         }
+        ViewBounds.event(e); // texts shortened, content lists capped, before anything keeps them; an over-long id refused
         Object p = e.getPayload();
         if (DeletionWorkflow.isDecision(e)) {
             throw new InvalidEventException(e.getEventId(), EventTypes.typeOf(e), null,
