@@ -23,6 +23,12 @@ import java.util.Map;
  *   <li>A record refused for good, above all a {@code RecordTooLargeException} from {@link SizeCheckingClientSupplier}
  *       (larger than its topic's {@code max.message.bytes}): a dead letter with the record's key, and its value when
  *       that is at most {@link #VALUE_BYTES} (else no value and {@code ensemble.error.value-omitted}).</li>
+ *   <li>The same for the application's own internal topics ({@code <application.id>-…-changelog} and
+ *       {@code -repartition}): {@code FAIL}. A store whose changelog lost a record would differ from what a restore
+ *       or a standby rebuilds, and a repartition topic that lost one would starve the sub-topology that reads it,
+ *       silently; so the task fails, its transaction is aborted and the record is tried again after the restart,
+ *       loudly, until the topic takes it. The changelogs are made for records as large as any view
+ *       ({@code max.message.bytes} {@code Topics.LARGE_RECORD_BYTES}, {@link StreamsDefaults}).</li>
  *   <li>A retriable error (a broker away, a timeout): {@code RETRY}; the task is restarted from its last commit and
  *       the record produced again, so nothing is lost to an outage.</li>
  *   <li>A record meant for the dead-letter topic itself that fails: logged and dropped (no dead letter of a dead
@@ -40,11 +46,20 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
     public static final int VALUE_BYTES = 64 * 1024;
 
     private String deadLetterTopic;
+    private String applicationId;
 
     @Override
     public void configure(Map<String, ?> configs) {
         Object topic = configs.get(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG);
         deadLetterTopic = topic == null ? null : topic.toString();
+        Object id = configs.get(StreamsConfig.APPLICATION_ID_CONFIG);
+        applicationId = id == null ? null : id.toString();
+    }
+
+    /** Whether {@code topic} is one of application {@code applicationId}'s changelog or repartition topics. */
+    static boolean internal(String applicationId, String topic) {
+        return applicationId != null && topic.startsWith(applicationId + "-")
+                && (topic.endsWith("-changelog") || topic.endsWith("-repartition"));
     }
 
     @Override
@@ -59,6 +74,11 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
             return Response.resume();
         }
         int bytes = (record.key() == null ? 0 : record.key().length) + (record.value() == null ? 0 : record.value().length);
+        if (internal(applicationId, record.topic())) {
+            LOG.error("a record for the internal topic {} (key {}, {} bytes) was refused ({}); the task fails and tries it again, "
+                    + "since an internal topic must not lose a record (a store and its changelog would differ)", record.topic(), keyText(record.key()), bytes, exception.toString());
+            return Response.fail();
+        }
         boolean withValue = record.value() != null && record.value().length <= VALUE_BYTES;
         LOG.error("a record for {} (key {}, {} bytes) was refused and goes to {} instead: {}", record.topic(), keyText(record.key()),
                 bytes, deadLetterTopic, exception.toString());

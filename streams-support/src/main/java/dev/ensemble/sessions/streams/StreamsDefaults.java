@@ -3,6 +3,7 @@ package dev.ensemble.sessions.streams;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
@@ -23,7 +24,8 @@ import java.util.Properties;
  * processing goes on; a record whose processing failed on a bug is first undone by a task restart,
  * {@link DeadLetterProcessingExceptionHandler}) and for records that cannot be serialized or produced, a record
  * larger than its topic accepts among them ({@link DeadLetterProductionExceptionHandler},
- * {@link SizeCheckingClientSupplier}: one such record never fails the transaction nor the stream thread), and RocksDB
+ * {@link SizeCheckingClientSupplier}: one such record never fails the transaction nor the stream thread, unless it
+ * was meant for an internal topic: a changelog must not lose a store's change), and RocksDB
  * bounded by one cache shared by every store of the JVM (docs/reliability.md).
  */
 public final class StreamsDefaults {
@@ -64,6 +66,8 @@ public final class StreamsDefaults {
         p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), 256 * 1024);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
         p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), Topics.LARGE_RECORD_BYTES);
+        // the internal topics Streams creates take a store's largest value (a record refused there fails the task)
+        p.put(StreamsConfig.topicPrefix(TopicConfig.MAX_MESSAGE_BYTES_CONFIG), Topics.LARGE_RECORD_BYTES);
         if (overrides != null) {
             p.putAll(overrides);
         }
@@ -74,7 +78,9 @@ public final class StreamsDefaults {
      * Creates the changelog topics of {@code topology}'s stores before its application first starts, as Kafka Streams
      * would create them in its first rebalance ({@code <applicationId>-<store>-changelog}, compacted, create time, one
      * partition per task: the most partitions among its sub-topology's source topics), and returns once each has a
-     * leader. Existing topics are left as they are. So that the application's clients never ask the broker for a
+     * leader; their {@code max.message.bytes} is {@link Topics#LARGE_RECORD_BYTES}, as Streams' own would have
+     * ({@link #properties}). An existing changelog with a smaller {@code max.message.bytes} (made before) gets that
+     * limit; nothing else of an existing topic changes. So that the application's clients never ask the broker for a
      * changelog it has only just created (on a fresh data folder the broker then answers "unknown topic or partition"
      * to the restore and producer clients for a while, logged as errors). Every store of the system's topologies keeps
      * a changelog (none is built with logging disabled).
@@ -112,9 +118,11 @@ public final class StreamsDefaults {
             partitions.forEach((topic, n) -> {
                 if (!existing.contains(topic)) {
                     missing.add(new org.apache.kafka.clients.admin.NewTopic(topic, n, (short) replicationFactor).configs(Map.of(
-                            "cleanup.policy", "compact", "message.timestamp.type", "CreateTime")));
+                            "cleanup.policy", "compact", "message.timestamp.type", "CreateTime",
+                            TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(Topics.LARGE_RECORD_BYTES))));
                 }
             });
+            raiseRecordLimit(admin, partitions.keySet().stream().filter(existing::contains).toList());
             if (missing.isEmpty()) {
                 return java.util.List.of();
             }
@@ -133,6 +141,36 @@ public final class StreamsDefaults {
             throw new IllegalStateException("interrupted while creating the changelogs of " + applicationId, e);
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IllegalStateException("could not create the changelogs of " + applicationId + ": " + e.getCause().getMessage(), e.getCause());
+        }
+    }
+
+    /** Sets {@code max.message.bytes} to {@link Topics#LARGE_RECORD_BYTES} on those of {@code topics} whose limit is smaller. */
+    private static void raiseRecordLimit(org.apache.kafka.clients.admin.Admin admin, java.util.List<String> topics)
+            throws InterruptedException {
+        if (topics.isEmpty()) {
+            return;
+        }
+        try {
+            java.util.List<org.apache.kafka.common.config.ConfigResource> resources = topics.stream()
+                    .map(t -> new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, t)).toList();
+            java.util.Map<org.apache.kafka.common.config.ConfigResource, java.util.Collection<org.apache.kafka.clients.admin.AlterConfigOp>> raise =
+                    new java.util.HashMap<>();
+            admin.describeConfigs(resources).all().get().forEach((r, c) -> {
+                var e = c.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
+                if (e == null || e.value() == null || Long.parseLong(e.value()) < Topics.LARGE_RECORD_BYTES) {
+                    raise.put(r, java.util.List.of(new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(
+                            TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(Topics.LARGE_RECORD_BYTES)),
+                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)));
+                }
+            });
+            if (!raise.isEmpty()) {
+                admin.incrementalAlterConfigs(raise).all().get();
+                LOG.info("raised max.message.bytes of {} to {}", raise.keySet().stream().map(org.apache.kafka.common.config.ConfigResource::name).toList(),
+                        Topics.LARGE_RECORD_BYTES);
+            }
+        } catch (java.util.concurrent.ExecutionException e) {
+            LOG.warn("could not raise max.message.bytes of the changelogs {}: {}; a store value above their limit fails its task",
+                    topics, e.getCause().toString());
         }
     }
 

@@ -39,7 +39,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@link DeadLetterProductionExceptionHandler} and {@link SizeCheckingClientSupplier} with a real broker and exactly-once:
  * an output larger than its topic's {@code max.message.bytes} and an output that cannot be serialized each go to the
- * dead-letter topic with the reason, the records after them are produced, and the stream thread is never replaced.
+ * dead-letter topic with the reason, the records after them are produced, and the stream thread is never replaced; a
+ * record too large for a store's changelog fails the task instead.
  */
 class DeadLetterProductionTest {
     private static final String IN = "dlp-test-in";
@@ -135,6 +136,65 @@ class DeadLetterProductionTest {
             assertThat(header(unserializable, "ensemble.error.origin")).isEqualTo("VALUE");
             assertThat(unserializable.value()).isNull();
             assertThat(threads).as("the stream thread was never replaced").isNotEmpty().allSatisfy(n -> assertThat(n).endsWith("-StreamThread-1"));
+        }
+    }
+
+    /** Keeps each value in store "kept" ("big-N" as N random letters). */
+    static final class Keep implements Processor<String, String, Void, Void> {
+        private org.apache.kafka.streams.state.KeyValueStore<String, String> store;
+
+        @Override
+        public void init(ProcessorContext<Void, Void> context) {
+            store = context.getStateStore("kept");
+        }
+
+        @Override
+        public void process(Record<String, String> record) {
+            String v = record.value();
+            store.put(record.key(), v.startsWith("big-") ? "x".repeat(Integer.parseInt(v.substring(4))) : v);
+        }
+    }
+
+    @Test
+    void aTooLargeRecordForAChangelogFailsTheTaskInsteadOfLeavingTheStoreAndItsChangelogApart(@TempDir Path stateDir) throws Exception {
+        String app = "dlp-store-" + UUID.randomUUID();
+        String changelog = app + "-kept-changelog";
+        try (KafkaTestCluster kafka = KafkaTestCluster.start()) {
+            try (Admin admin = kafka.admin()) {
+                admin.createTopics(List.of(new NewTopic(IN, 1, (short) 1), new NewTopic(Topics.DEAD_LETTER.name(), 1, (short) 1),
+                        new NewTopic(changelog, 1, (short) 1).configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, "compact",
+                                TopicConfig.MAX_MESSAGE_BYTES_CONFIG, "10000")))).all().get(); // made before, with a small limit
+            }
+            Topology t = new Topology();
+            t.addSource("in", new StringDeserializer(), new StringDeserializer(), IN);
+            t.addProcessor("keep", Keep::new, "in");
+            t.addStateStore(org.apache.kafka.streams.state.Stores.keyValueStoreBuilder(
+                    org.apache.kafka.streams.state.Stores.persistentKeyValueStore("kept"),
+                    org.apache.kafka.common.serialization.Serdes.String(), org.apache.kafka.common.serialization.Serdes.String()), "keep");
+            KafkaStreams streams = new KafkaStreams(t, StreamsDefaults.properties(app, kafka.bootstrapServers(), stateDir, 1,
+                    Map.of("commit.interval.ms", 100)));
+            List<String> threads = new ArrayList<>();
+            List<ConsumerRecord<String, String>> dead = new ArrayList<>();
+            StreamsDefaults.start(streams, "dlp-store-test");
+            try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    kafka.bootstrapServers()), new StringSerializer(), new StringSerializer());
+                 KafkaConsumer<String, String> c = new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                         kafka.bootstrapServers(), ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
+                         ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.GROUP_ID_CONFIG, "dlp-store-reader"),
+                         new StringDeserializer(), new StringDeserializer())) {
+                p.send(new ProducerRecord<>(IN, "k-big", "big-50000")).get();
+                c.subscribe(List.of(Topics.DEAD_LETTER.name()));
+                long until = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+                while (System.nanoTime() < until && threads.stream().allMatch(n -> n.endsWith("-StreamThread-1"))) {
+                    c.poll(Duration.ofMillis(200)).forEach(dead::add);
+                    streams.metadataForLocalThreads().stream().map(ThreadMetadata::threadName).forEach(threads::add);
+                }
+                c.poll(Duration.ofSeconds(1)).forEach(dead::add);
+            } finally {
+                StreamsDefaults.close(streams, Duration.ofSeconds(30));
+            }
+            assertThat(threads).as("the task failed: its stream thread was replaced").anySatisfy(n -> assertThat(n).doesNotEndWith("-StreamThread-1"));
+            assertThat(dead).as("nothing dead-lettered: the store's change is not dropped from its changelog").isEmpty();
         }
     }
 
