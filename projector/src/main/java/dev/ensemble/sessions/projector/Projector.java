@@ -259,6 +259,33 @@ public final class Projector implements AutoCloseable {
         return streams;
     }
 
+    /**
+     * Whether views are still to be published: a mark in {@link StoreNames#PENDING_VIEWS} or
+     * {@link StoreNames#PENDING_CORPUS} of this instance's tasks (read through Kafka Streams' interactive queries;
+     * true while they cannot be read, e.g. during a rebalance, or before start).
+     */
+    public boolean publicationPending() {
+        KafkaStreams s = streams();
+        if (s == null) {
+            return true;
+        }
+        try {
+            for (String store : List.of(StoreNames.PENDING_VIEWS, StoreNames.PENDING_CORPUS)) {
+                org.apache.kafka.streams.state.ReadOnlyKeyValueStore<String, Long> marks = s.store(
+                        org.apache.kafka.streams.StoreQueryParameters.fromNameAndType(store,
+                                org.apache.kafka.streams.state.QueryableStoreTypes.<String, Long>keyValueStore()));
+                try (var it = marks.all()) {
+                    if (it.hasNext()) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        } catch (org.apache.kafka.streams.errors.InvalidStateStoreException notNow) {
+            return true;
+        }
+    }
+
     /** Stops the application, committing what it processed; waits up to 30 s. */
     public synchronized void stop() {
         if (streams != null) {

@@ -4,12 +4,9 @@ import dev.ensemble.sessions.schema.Generation;
 import dev.ensemble.sessions.schema.Generations;
 import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.streams.GenerationApps;
+import dev.ensemble.sessions.streams.ViewCatchUp;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,9 +15,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
-import java.util.regex.Pattern;
 
 /**
  * The projector in generations (blue/green rebuild, DESIGN.md §4; docs/operations.md "Generations"): runs the serving
@@ -30,8 +27,9 @@ import java.util.regex.Pattern;
  *   <li>creates the new generation's view topics and starts its projector (application {@code ensemble-projector-g<n>}),
  *       which replays {@code sessions.events} from the beginning, appending no decision (the markers name another
  *       generation);</li>
- *   <li>waits until it has caught up (its committed offsets on {@code sessions.events} reach the log's end) and its views
- *       are published (their topics' ends stay still for 3 s);</li>
+ *   <li>waits until it has caught up (its committed offsets on {@code sessions.events} reach the log's end), its views
+ *       are published (its marks of views to publish drained), and it has caught up again with the log's ends read
+ *       after that;</li>
  *   <li>hands over ({@link Generations#handOver}): a marker on every partition of the log, after which only the new
  *       generation appends decisions, and {@code serving} = n; readers (gateway, choice service, cleanup) switch when
  *       their copy of the new views has caught up, and acknowledge;</li>
@@ -47,6 +45,8 @@ public final class ProjectorGenerations implements AutoCloseable {
     static final Duration READERS_TIMEOUT = Duration.ofMinutes(5);
     /** The longest a new generation may take to replay the log. */
     static final Duration REPLAY_TIMEOUT = Duration.ofHours(6);
+    /** The longest a new generation that replayed the log may take to publish its views. */
+    static final Duration PUBLICATION_TIMEOUT = Duration.ofMinutes(10);
 
     private final String bootstrapServers;
     private final Path stateDir;
@@ -80,7 +80,9 @@ public final class ProjectorGenerations implements AutoCloseable {
     /** Starts the serving generation's projector and watches for rebuilds. */
     public synchronized ProjectorGenerations start() {
         Generation g = Generations.serving(bootstrapServers, client());
-        ensureViews(g);
+        try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, client()))) {
+            ensureViews(admin, g);
+        }
         serving = new Projector(bootstrapServers, stateDir, replicationFactor, overrides, rules, g);
         serving.start();
         watcher = new Generations.Watcher(bootstrapServers, client(), "projector", records -> {
@@ -122,14 +124,13 @@ public final class ProjectorGenerations implements AutoCloseable {
     void build(Generation next) throws Exception {
         Projector old = serving;
         try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, client()))) {
-            remove(admin, next, null); // what an earlier, failed attempt left
-            ensureViews(next);
+            remove(admin, next); // what an earlier, failed attempt left
+            ensureViews(admin, next);
             Projector fresh = new Projector(bootstrapServers, stateDir, replicationFactor, overrides, rules, next);
             progress.accept("generation " + next + ": replaying " + Topics.EVENTS.name() + " beside generation " + old.generation());
             fresh.start();
             try {
-                awaitCaughtUp(admin, next.applicationId(Projector.APPLICATION_ID), REPLAY_TIMEOUT);
-                awaitViewsSettled(admin, next, Duration.ofSeconds(3), Duration.ofMinutes(10));
+                awaitReplayed(fresh);
             } catch (Exception e) {
                 fresh.stop();
                 throw e;
@@ -144,15 +145,36 @@ public final class ProjectorGenerations implements AutoCloseable {
             try {
                 awaitReaders(next, READERS_TIMEOUT);
             } finally {
-                old.stop(); // it appends nothing after the marker; it may stop at once
+                old.stop(); // it appends nothing after the markers; it serves the readers until they switched (or the wait ran out)
             }
-            remove(admin, old.generation(), old);
+            remove(admin, old.generation());
             progress.accept("generation " + next + " serves; generation " + old.generation() + " removed");
         }
     }
 
-    private void ensureViews(Generation g) {
-        try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, client()))) {
+    /**
+     * Waits until {@code fresh} has replayed the log and published its views: its committed offsets reach the log's ends
+     * ({@link ViewCatchUp}, which also fails at once when the instance stopped or failed), then its marks of views to
+     * publish are drained (while it was behind it published at most every 30 s, {@link CatchUp}), then it has caught
+     * up once more, with ends read after that: so the transaction that published the last marks has committed when
+     * the log kept growing meanwhile. No quiet on the view topics is asked for: under steady traffic there is none.
+     */
+    private void awaitReplayed(Projector fresh) throws Exception {
+        String app = fresh.generation().applicationId(Projector.APPLICATION_ID);
+        List<String> log = List.of(Topics.EVENTS.name());
+        ViewCatchUp.await(bootstrapServers, client(), fresh.streams(), app, log, REPLAY_TIMEOUT);
+        long until = System.nanoTime() + PUBLICATION_TIMEOUT.toNanos();
+        while (fresh.publicationPending()) {
+            if (System.nanoTime() > until) {
+                throw new IllegalStateException(app + " did not publish its views within " + PUBLICATION_TIMEOUT);
+            }
+            Thread.sleep(100);
+        }
+        ViewCatchUp.await(bootstrapServers, client(), fresh.streams(), app, log, PUBLICATION_TIMEOUT);
+    }
+
+    private void ensureViews(Admin admin, Generation g) {
+        try {
             TopicAdmin.ensureTopics(admin, g.views(), TopicAdmin.partitions(admin, Topics.EVENTS.name()).size(), (short) replicationFactor);
         } catch (ExecutionException | InterruptedException e) {
             throw new IllegalStateException("could not create the views of generation " + g + ": " + e, e);
@@ -177,96 +199,28 @@ public final class ProjectorGenerations implements AutoCloseable {
     }
 
     /**
-     * Removes generation {@code g}: its local state ({@code stopped}'s, or a fresh instance's when null), its consumer
-     * group, its internal topics ({@code <application id>-...-changelog}) and its view topics.
+     * Removes generation {@code g} once its projector is stopped: its consumer group, its internal topics and its local
+     * state ({@link GenerationApps#remove}), and its view topics (generation 1's plain-named ones only when another
+     * generation serves).
      */
-    void remove(Admin admin, Generation g, Projector stopped) throws InterruptedException {
+    void remove(Admin admin, Generation g) throws InterruptedException {
         String app = g.applicationId(Projector.APPLICATION_ID);
-        try (KafkaStreams s = new KafkaStreams(Projector.buildTopology(rules, false, g),
-                dev.ensemble.sessions.streams.StreamsDefaults.properties(app, bootstrapServers, stateDir, replicationFactor, overrides))) {
-            s.cleanUp();
+        if (!GenerationApps.remove(bootstrapServers, client(), stateDir, app, Projector.APPLICATION_ID)) {
+            throw new IllegalStateException("could not remove generation " + g + "'s application " + app + " (logged above)");
         }
-        deleteTree(stateDir.resolve(app)); // cleanUp keeps the folder when a store's files outlive it
+        List<String> views = new ArrayList<>();
+        if (g.number() != 1 || !serving.generation().equals(g)) {
+            g.views().forEach(v -> views.add(v.name()));
+        }
         try {
-            try {
-                admin.deleteConsumerGroups(List.of(app)).all().get();
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException)) {
-                    throw e;
-                }
-            }
-            Pattern otherGeneration = Pattern.compile(Pattern.quote(Projector.APPLICATION_ID) + "-g\\d+-.*");
-            List<String> topics = new ArrayList<>();
-            for (String t : admin.listTopics().names().get()) {
-                boolean internal = t.startsWith(app + "-") && (t.endsWith("-changelog") || t.endsWith("-repartition"))
-                        && (g.number() != 1 || !otherGeneration.matcher(t).matches());
-                boolean view = g.number() != 1 && g.views().stream().anyMatch(v -> v.name().equals(t));
-                if (internal || view) {
-                    topics.add(t);
-                }
-            }
-            if (g.number() == 1) {
-                // generation 1's views have the plain names: they go too once another generation serves
-                if (!serving.generation().equals(g)) {
-                    Generation.FIRST.views().forEach(v -> topics.add(v.name()));
-                }
-            }
-            if (!topics.isEmpty()) {
-                admin.deleteTopics(topics).all().get();
-                LOG.info("removed generation {}'s topics {}", g, topics);
+            Set<String> existing = admin.listTopics().names().get();
+            views.retainAll(existing);
+            if (!views.isEmpty()) {
+                admin.deleteTopics(views).all().get();
+                LOG.info("removed generation {}'s view topics {}", g, views);
             }
         } catch (ExecutionException e) {
-            throw new IllegalStateException("could not remove generation " + g + ": " + e.getCause(), e.getCause());
-        }
-    }
-
-    private static void awaitCaughtUp(Admin admin, String group, Duration timeout) throws Exception {
-        List<TopicPartition> parts = TopicAdmin.partitions(admin, Topics.EVENTS.name());
-        Map<TopicPartition, Long> end = TopicAdmin.offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
-        long until = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-            if (parts.stream().allMatch(tp -> end.get(tp) == 0 || (committed.get(tp) != null && committed.get(tp).offset() >= end.get(tp)))) {
-                return;
-            }
-            if (System.nanoTime() > until) {
-                throw new IllegalStateException(group + " did not catch up with " + Topics.EVENTS.name() + " within " + timeout);
-            }
-            Thread.sleep(200);
-        }
-    }
-
-    private static void awaitViewsSettled(Admin admin, Generation g, Duration quiet, Duration timeout) throws Exception {
-        List<TopicPartition> parts = new ArrayList<>();
-        for (var t : g.views()) {
-            parts.addAll(TopicAdmin.partitions(admin, t.name()));
-        }
-        long until = System.nanoTime() + timeout.toNanos();
-        Map<TopicPartition, Long> last = TopicAdmin.offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
-        long stableSince = System.nanoTime();
-        while (System.nanoTime() - stableSince < quiet.toNanos()) {
-            if (System.nanoTime() > until) {
-                throw new IllegalStateException("the views of generation " + g + " did not settle within " + timeout);
-            }
-            Thread.sleep(250);
-            Map<TopicPartition, Long> now = TopicAdmin.offsets(admin, parts, OffsetSpec.latest(), IsolationLevel.READ_COMMITTED);
-            if (!now.equals(last)) {
-                last = now;
-                stableSince = System.nanoTime();
-            }
-        }
-    }
-
-    private static void deleteTree(Path dir) {
-        if (!java.nio.file.Files.exists(dir)) {
-            return;
-        }
-        try (var files = java.nio.file.Files.walk(dir)) {
-            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                java.nio.file.Files.deleteIfExists(p);
-            }
-        } catch (java.io.IOException e) {
-            LOG.warn("could not remove {}: {}", dir, e.toString());
+            throw new IllegalStateException("could not remove generation " + g + "'s view topics: " + e.getCause(), e.getCause());
         }
     }
 

@@ -28,8 +28,10 @@ public final class GenerationApps {
 
     /**
      * @param stateDir the Streams state folder ({@code state.dir}); the application's folder in it is deleted
+     * @return false when its group or topics could not be removed (logged)
      */
-    public static void remove(String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, String applicationId, String base) {
+    public static boolean remove(String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, String applicationId, String base) {
+        boolean removed = true;
         try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties))) {
             try {
                 admin.deleteConsumerGroups(List.of(applicationId)).all().get();
@@ -52,10 +54,13 @@ public final class GenerationApps {
             LOG.info("removed application {} (group, topics {})", applicationId, topics);
         } catch (ExecutionException e) {
             LOG.warn("could not remove application {}: {}", applicationId, e.getCause().toString());
+            removed = false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            removed = false;
         }
         deleteTree(stateDir.resolve(applicationId));
+        return removed;
     }
 
     static void deleteTree(Path dir) {
