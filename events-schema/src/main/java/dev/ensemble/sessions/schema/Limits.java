@@ -85,8 +85,11 @@ public final class Limits {
         }
     }
 
-    /** Whether a field of this name holds an id (its entries, for a list). */
-    static boolean isId(String name) {
+    /**
+     * Whether a field of this name holds an id (its entries, for a list): the names above, any name ending in {@code Id},
+     * any ending in {@code Ids}. The projector refuses an event whose id is over {@link #MAX_ID_CHARS} by the same rule.
+     */
+    public static boolean isId(String name) {
         return ID_NAMES.contains(name) || name.endsWith("Id") || name.endsWith("Ids");
     }
 

@@ -41,9 +41,9 @@ import java.util.Set;
  * <p><b>Events</b>, as the projector receives them ({@link #event}): texts shortened and content lists (files changed,
  * labels, linked tasks, removed paths) cut to {@link #EVENT_LIST_FACTOR} times their bound in a view (newest kept, not
  * counted: no real event has as many), in place, so that nothing the stores keep grows much from one event; a session
- * chain's lists are then capped, counted, as it is stored ({@link #stored}); an id
- * longer than {@link #ID_CHARS} cannot be shortened without becoming another id, so such an event is refused
- * ({@link InvalidEventException} naming the field: dead-letter topic).
+ * chain's lists are then capped, counted, as it is stored ({@link #stored}); an id (a field, or a list's entry, that
+ * the intake's limits count as one: {@link Limits#isId}) longer than {@link #ID_CHARS} cannot be shortened without
+ * becoming another id, so such an event is refused ({@link InvalidEventException} naming the field: dead-letter topic).
  *
  * <p>Views ({@link #session}, {@link #retirement}, {@link #audit}, {@link #corpus}) are never changed in place: they are
  * the stores' live objects; a view within its bounds is returned as it is, any other as a bounded copy.
@@ -88,11 +88,6 @@ public final class ViewBounds {
     private static final Map<String, Integer> LISTS = new HashMap<>();
     /** The lists capped in events as they arrive: their content, not ids the rules compare. */
     private static final Set<String> EVENT_LISTS = Set.of("filesChanged", "labels", "linkedTaskIds", "removedPaths");
-    /** Fields (and lists) of ids. */
-    private static final Set<String> IDS_FIELDS = Set.of("eventId", "account", "space", "source", "runId", "taskId", "computerId",
-            "sessionId", "requestId", "agentSessionId", "continueFromJobId", "continuesSessionOf", "continuesSessionId",
-            "briefFromSessionId", "projectId", "id", "sourceRef", "requesterId", "confirmedBy", "agent", "runIds", "computerIds",
-            "cancelledRunIds", "agentSessionIds", "sawRunIds", "goingRunIds", "linkedTaskIds");
 
     static {
         for (String f : List.of("title", "firstTaskTitle", "latestTaskTitle", "projectName", "name", "parentPage", "linkedTitle",
@@ -292,7 +287,7 @@ public final class ViewBounds {
     }
 
     private static boolean text(SpecificRecord r, Schema.Field f, String name, String at, String s, boolean isEvent, Walk w) {
-        if (isEvent && IDS_FIELDS.contains(name) && s.length() > ID_CHARS) {
+        if (isEvent && Limits.isId(name) && s.length() > ID_CHARS) {
             refuse(w.event, at, s.length());
         }
         Integer max = TEXTS.get(name);
@@ -326,7 +321,7 @@ public final class ViewBounds {
             Object item = kept.get(i);
             if (item instanceof CharSequence cs) {
                 String s = cs.toString();
-                if (isEvent && IDS_FIELDS.contains(name) && s.length() > ID_CHARS) {
+                if (isEvent && Limits.isId(name) && s.length() > ID_CHARS) {
                     refuse(w.event, at + "[" + (list.size() - kept.size() + i) + "]", s.length());
                 }
                 if (textMax != null && s.length() > textMax) {
