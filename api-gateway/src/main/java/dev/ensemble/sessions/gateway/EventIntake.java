@@ -33,7 +33,8 @@ import java.util.List;
  * its event: an accepted one is in the log, a rejected one is not; a rejected event never makes the batch lose the good
  * ones. Invalid and too large events also go to the dead-letter topic with the reason in the header
  * {@code ensemble.error.reason}, so nothing sent is lost. The request's status: 200 when any event is accepted, else
- * 403 when every refusal is a forbidden one, 413 when every refusal is a too large one, 400 when any is invalid, else 503.
+ * 503 when any is {@code unavailable} (the log did not take it: post the batch again), else 403 when every refusal is a
+ * forbidden one, 413 when every refusal is a too large one, else 400 (an invalid one, or refusals of several kinds).
  */
 public final class EventIntake {
     /** The most events one request may carry ({@link Limits#MAX_BATCH_EVENTS}). */
@@ -148,7 +149,8 @@ public final class EventIntake {
         out.put("accepted", accepted);
         out.put("rejected", rejected);
         out.set("results", results);
-        int status = accepted > 0 ? 200 : forbidden == rejected ? 403 : tooLarge == rejected ? 413 : invalid > 0 ? 400 : 503;
+        int unavailable = rejected - forbidden - tooLarge - invalid; // the log did not take them
+        int status = accepted > 0 ? 200 : unavailable > 0 ? 503 : forbidden == rejected ? 403 : tooLarge == rejected ? 413 : 400;
         return new Result(status, out);
     }
 

@@ -279,6 +279,13 @@ class GatewayHttpTest {
         awaitSession("bo-small", BO, j -> true);
         assertThat(boEventsInTheLog()).containsKey("f1400000-0000-0000-0000-000000000012")
                 .doesNotContainKeys("f1400000-0000-0000-0000-000000000010", "f1400000-0000-0000-0000-000000000011");
+
+        // refusals of several kinds and nothing the log failed to take: a 400, not a 503 ("post it again" would not help)
+        HttpResponse<String> mixed = post("/api/events", BO, "[" + boClaim("f1400000-0000-0000-0000-000000000013", "bo-other",
+                "2026-11-03T10:00:00Z", "Another account's").replace("acct-bo", "acct-ana") + "," + boClaim(
+                "f1400000-0000-0000-0000-000000000014", "bo-long2", "2026-11-03T10:00:00Z", "t".repeat(300_000)) + "]");
+        assertThat(mixed.statusCode()).as(mixed.body()).isEqualTo(400);
+        assertThat(JSON.readTree(mixed.body()).get("results").findValuesAsText("error")).containsExactly("forbidden", "too_large");
     }
 
     @Test
