@@ -511,7 +511,8 @@ public final class Gateway implements AutoCloseable {
 
     /**
      * Read-side routing in one place: when another gateway instance holds the caller's account, the request
-     * is forwarded to it (same method, body and token) and its answer returned as is.
+     * is forwarded to it (same method, body and token) and its answer returned as is (status, body, Content-Type and
+     * Retry-After).
      */
     private boolean forwarded(Context ctx, Principal me) {
         Optional<String> owner = reads().ownerOf(me.account(), self);
@@ -530,7 +531,10 @@ public final class Gateway implements AutoCloseable {
                             : HttpRequest.BodyPublishers.ofString(body))
                     .build();
             HttpResponse<String> resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());
-            ctx.status(resp.statusCode()).contentType("application/json").result(resp.body());
+            // the owner's answer as it is: status, body and the headers that say what it is and when to ask again
+            ctx.status(resp.statusCode()).contentType(resp.headers().firstValue("Content-Type").orElse("application/json"));
+            resp.headers().firstValue("Retry-After").ifPresent(v -> ctx.header("Retry-After", v));
+            ctx.result(resp.body());
             return true;
         } catch (IOException e) {
             throw new ApiError(503, "unavailable", "the gateway instance holding your sessions (" + owner.get() + ") did not answer; try again");
