@@ -231,6 +231,11 @@ public final class Gateway implements AutoCloseable {
         return app.port();
     }
 
+    /** The instance ({@code host:port}) that holds the account as this one's read side knows it; empty when it is this one. */
+    Optional<String> ownerOf(String account) {
+        return reads().ownerOf(account, self);
+    }
+
     /** Waits until reads can be served. */
     public void awaitReady(Duration timeout) throws InterruptedException {
         reads.awaitRunning(timeout);
@@ -509,39 +514,91 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
+    /** How often a request whose holder refused the connection asks again which instance holds the account. */
+    static final Duration OWNER_POLL = Duration.ofMillis(100);
+
     /**
      * Read-side routing in one place: when another gateway instance holds the caller's account, the request
      * is forwarded to it (same method, body and token) and its answer returned as is (status, body, Content-Type and
      * Retry-After).
+     *
+     * <p>An instance that stops closes its port before its read side leaves the group, and one that died stays named as
+     * the holder until the group notices: a holder that refuses the connection (or cannot be connected to) has not
+     * received the request, so it waits, within the request's own budget (90 s for a post, which may wait for the log;
+     * 10 s otherwise), until this read side is running with the account's partitions assigned elsewhere, then forwards
+     * it to the new holder or handles it here when that is this instance. Only when they do not move within the budget,
+     * or the holder fails after the connection was made, is it a 503.
      */
     private boolean forwarded(Context ctx, Principal me) {
         Optional<String> owner = reads().ownerOf(me.account(), self);
         if (owner.isEmpty() || ctx.header("X-Ensemble-Forwarded") != null) {
             return false;
         }
+        Duration budget = Duration.ofSeconds(ctx.method() == io.javalin.http.HandlerType.POST ? 90 : 10);
+        long until = System.nanoTime() + budget.toNanos();
+        String q = ctx.queryString() == null ? "" : "?" + ctx.queryString();
+        String body = body(ctx);
         try {
-            String q = ctx.queryString() == null ? "" : "?" + ctx.queryString();
-            String body = body(ctx);
-            HttpRequest req = HttpRequest.newBuilder(URI.create("http://" + owner.get() + ctx.path() + q))
-                    .header("Authorization", ctx.header("Authorization"))
-                    .header("X-Ensemble-Forwarded", self)
-                    .header("Content-Type", "application/json")
-                    .timeout(Duration.ofSeconds(ctx.method() == io.javalin.http.HandlerType.POST ? 90 : 10)) // a post may wait for the log
-                    .method(ctx.method().name(), body == null || body.isEmpty() ? HttpRequest.BodyPublishers.noBody()
-                            : HttpRequest.BodyPublishers.ofString(body))
-                    .build();
-            HttpResponse<String> resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());
-            // the owner's answer as it is: status, body and the headers that say what it is and when to ask again
-            ctx.status(resp.statusCode()).contentType(resp.headers().firstValue("Content-Type").orElse("application/json"));
-            resp.headers().firstValue("Retry-After").ifPresent(v -> ctx.header("Retry-After", v));
-            ctx.result(resp.body());
-            return true;
+            while (true) {
+                HttpRequest req = HttpRequest.newBuilder(URI.create("http://" + owner.get() + ctx.path() + q))
+                        .header("Authorization", ctx.header("Authorization"))
+                        .header("X-Ensemble-Forwarded", self)
+                        .header("Content-Type", "application/json")
+                        .timeout(remaining(until))
+                        .method(ctx.method().name(), body == null || body.isEmpty() ? HttpRequest.BodyPublishers.noBody()
+                                : HttpRequest.BodyPublishers.ofString(body))
+                        .build();
+                HttpResponse<String> resp;
+                try {
+                    resp = forwarder.send(req, HttpResponse.BodyHandlers.ofString());
+                } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
+                    // not received: the holder is stopping or gone, and its partitions have not moved yet
+                    LOG.info("the instance holding account {} ({}) cannot be reached ({}); waiting for its partitions to move",
+                            me.account(), owner.get(), e.toString());
+                    owner = awaitOtherOwner(me.account(), owner.get(), until);
+                    if (owner.isEmpty()) {
+                        return false; // this instance holds the account now
+                    }
+                    continue;
+                }
+                // the owner's answer as it is: status, body and the headers that say what it is and when to ask again
+                ctx.status(resp.statusCode()).contentType(resp.headers().firstValue("Content-Type").orElse("application/json"));
+                resp.headers().firstValue("Retry-After").ifPresent(v -> ctx.header("Retry-After", v));
+                ctx.result(resp.body());
+                return true;
+            }
         } catch (IOException e) {
             throw new ApiError(503, "unavailable", "the gateway instance holding your sessions (" + owner.get() + ") did not answer; try again");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ApiError(503, "unavailable", "interrupted");
         }
+    }
+
+    /**
+     * Waits until this read side is running and names another holder of the account than {@code gone}: that holder, or
+     * empty when it is this instance. A 503 when that does not happen before {@code until} ({@link System#nanoTime()}).
+     */
+    private Optional<String> awaitOtherOwner(String account, String gone, long until) throws InterruptedException {
+        while (true) {
+            SessionReads r = reads();
+            if (r.ready()) {
+                Optional<String> owner = r.ownerOf(account, self);
+                if (!owner.equals(Optional.of(gone))) {
+                    return owner;
+                }
+            }
+            if (System.nanoTime() + OWNER_POLL.toNanos() > until) {
+                throw new ApiError(503, "unavailable", "the gateway instance holding your sessions (" + gone
+                        + ") does not answer and its sessions have not moved to another instance yet; try again");
+            }
+            Thread.sleep(OWNER_POLL.toMillis());
+        }
+    }
+
+    /** What is left of the budget that ends at {@code until} ({@link System#nanoTime()}), at least a second. */
+    private static Duration remaining(long until) {
+        return Duration.ofNanos(Math.max(until - System.nanoTime(), Duration.ofSeconds(1).toNanos()));
     }
 
     /**
