@@ -152,26 +152,49 @@ public final class Generations {
 
     /**
      * Calls {@code onChange} with the records of {@link Topics#GENERATIONS} (key → value) at its start and after each
-     * change, from a thread of its own, until closed.
+     * change, from a thread of its own, until closed. A failure of {@code onChange} or of reading the topic (e.g. the
+     * cluster unreachable for a while) is logged and the watching goes on.
      */
     public static final class Watcher implements AutoCloseable {
+        /** How long it waits after a failed read of the topic before it reads again. */
+        static final Duration RETRY = Duration.ofSeconds(1);
         private final Thread thread;
         private volatile boolean running = true;
 
         public Watcher(String bootstrapServers, Map<String, ?> clientProperties, String name, Consumer<Map<String, String>> onChange) {
-            Map<String, String> first = read(bootstrapServers, clientProperties);
-            onChange.accept(Map.copyOf(first));
-            thread = new Thread(() -> {
-                Map<String, String> seen = new HashMap<>(first);
-                try (KafkaConsumer<String, String> c = consumer(bootstrapServers, clientProperties)) {
-                    List<TopicPartition> tps = partitions(c);
-                    while (tps.isEmpty() && running) { // no sessions.generations yet: generation 1 serves
-                        Thread.sleep(1000);
-                        tps = partitions(c);
-                    }
-                    c.assign(tps);
-                    c.seekToBeginning(tps);
-                    while (running) {
+            this(read(bootstrapServers, clientProperties), consumer(bootstrapServers, clientProperties), name, onChange);
+        }
+
+        /** Watches with {@code consumer} (closed with it), from the records {@code first} as read at its start. */
+        Watcher(Map<String, String> first, org.apache.kafka.clients.consumer.Consumer<String, String> consumer, String name,
+                Consumer<Map<String, String>> onChange) {
+            try {
+                onChange.accept(Map.copyOf(first));
+            } catch (RuntimeException e) {
+                consumer.close();
+                throw e;
+            }
+            thread = new Thread(() -> watch(first, consumer, name, onChange), name + "-generations");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void watch(Map<String, String> first, org.apache.kafka.clients.consumer.Consumer<String, String> c, String name,
+                           Consumer<Map<String, String>> onChange) {
+            Map<String, String> seen = new HashMap<>(first);
+            try (c) {
+                List<TopicPartition> tps = List.of();
+                while (running) {
+                    try {
+                        if (tps.isEmpty()) {
+                            tps = partitions(c);
+                            if (tps.isEmpty()) { // no sessions.generations yet: generation 1 serves
+                                Thread.sleep(1000);
+                                continue;
+                            }
+                            c.assign(tps);
+                            c.seekToBeginning(tps);
+                        }
                         Map<String, String> now = new HashMap<>(seen);
                         for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
                             apply(now, r);
@@ -184,15 +207,22 @@ public final class Generations {
                                 LOG.warn("{}: a change of the serving generation failed: {}", name, e.toString(), e);
                             }
                         }
+                    } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+                        return; // closed
+                    } catch (RuntimeException e) {
+                        LOG.warn("{}: reading {} failed ({}); reading it again in {} ms", name, Topics.GENERATIONS.name(),
+                                e.toString(), RETRY.toMillis(), e);
+                        Thread.sleep(RETRY.toMillis());
                     }
-                } catch (org.apache.kafka.common.errors.InterruptException e) {
-                    // closed
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
                 }
-            }, name + "-generations");
-            thread.setDaemon(true);
-            thread.start();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        /** Whether its thread still watches. */
+        boolean watching() {
+            return thread.isAlive();
         }
 
         @Override
@@ -226,7 +256,7 @@ public final class Generations {
         return new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer());
     }
 
-    private static List<TopicPartition> partitions(KafkaConsumer<String, String> c) {
+    private static List<TopicPartition> partitions(org.apache.kafka.clients.consumer.Consumer<String, String> c) {
         return c.partitionsFor(Topics.GENERATIONS.name(), Duration.ofSeconds(30)).stream()
                 .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
     }
