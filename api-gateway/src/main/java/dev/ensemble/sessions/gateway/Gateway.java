@@ -221,12 +221,12 @@ public final class Gateway implements AutoCloseable {
         return this;
     }
 
-    /** The HTTP port it listens on. */
     /** The projector generation whose views the read side answers from (docs/operations.md "Generations"). */
     public dev.ensemble.sessions.schema.Generation viewsGeneration() {
         return reads.generation();
     }
 
+    /** The HTTP port it listens on. */
     public int port() {
         return app.port();
     }

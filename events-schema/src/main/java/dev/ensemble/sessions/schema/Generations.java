@@ -90,12 +90,6 @@ public final class Generations {
         return parse(read(bootstrapServers, clientProperties).get(SERVING));
     }
 
-    /** The generation being built, or null. */
-    public static Generation building(String bootstrapServers) {
-        String b = read(bootstrapServers).get(BUILDING);
-        return b == null ? null : parse(b);
-    }
-
     /** Records that {@code g} is being built (or, with null, that none is). */
     public static void markBuilding(String bootstrapServers, Generation g) {
         markBuilding(bootstrapServers, Map.of(), g);
