@@ -154,6 +154,7 @@ final class EventStream implements AutoCloseable {
         Map<String, Object> p = dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-" + purpose + "-" + UUID.randomUUID());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false); // reading a missing topic never creates it
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         return new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
     }

@@ -61,6 +61,7 @@ public final class SessionEventsFeed implements AutoCloseable {
         Map<String, Object> p = dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "ensemble-gateway-session-events-" + UUID.randomUUID());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false); // reading a missing topic never creates it
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         consumer = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
         thread = new Thread(this::run, "gateway-session-events");

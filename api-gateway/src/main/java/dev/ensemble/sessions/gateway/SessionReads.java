@@ -68,6 +68,8 @@ public final class SessionReads implements AutoCloseable {
     private final String applicationId;
     private final String bootstrapServers;
     private final Map<String, Object> overrides;
+    /** The connection and security settings among {@link #overrides}, for its plain clients (generations, catch-up). */
+    private final Map<String, Object> connection;
     private final Path stateDir;
     private final int replicationFactor;
     private volatile KafkaStreams streams;
@@ -98,6 +100,7 @@ public final class SessionReads implements AutoCloseable {
         this.applicationId = applicationId;
         this.bootstrapServers = bootstrapServers;
         this.overrides = overrides;
+        this.connection = Map.copyOf(dev.ensemble.sessions.schema.KafkaClients.connection(overrides));
         this.stateDir = stateDir;
         this.replicationFactor = replicationFactor;
     }
@@ -179,12 +182,12 @@ public final class SessionReads implements AutoCloseable {
 
     /** Starts on the serving generation's views, and follows each change of the serving generation. */
     public synchronized void start() {
-        Generation serving = Generations.serving(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides));
+        Generation serving = Generations.serving(bootstrapServers, connection);
         KafkaStreams first = newStreams(serving);
         generation = serving;
         streams = first;
         StreamsDefaults.start(first, "gateway read side");
-        watcher = new Generations.Watcher(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "gateway", records -> switchTo(Generations.parse(records.get(Generations.SERVING))));
+        watcher = new Generations.Watcher(bootstrapServers, connection, "gateway", records -> switchTo(Generations.parse(records.get(Generations.SERVING))));
     }
 
     /**
@@ -199,7 +202,7 @@ public final class SessionReads implements AutoCloseable {
         KafkaStreams next = newStreams(g);
         StreamsDefaults.start(next, "gateway read side " + g);
         try {
-            ViewCatchUp.await(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), next, g.applicationId(applicationId),
+            ViewCatchUp.await(bootstrapServers, connection, next, g.applicationId(applicationId),
                     List.of(g.view(Topics.SESSIONS_VIEW).name(), g.view(Topics.RETIREMENT_VIEW).name(), g.view(Topics.DELETION_AUDIT).name()),
                     SWITCH_TIMEOUT);
         } catch (RuntimeException | InterruptedException e) {
@@ -221,7 +224,7 @@ public final class SessionReads implements AutoCloseable {
         }
         StreamsDefaults.close(old, Duration.ofSeconds(30));
         old.cleanUp();
-        Generations.acknowledge(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "gateway", g);
+        Generations.acknowledge(bootstrapServers, connection, "gateway", g);
     }
 
     /** Waits until the store is queryable. */

@@ -247,6 +247,7 @@ public final class Generations {
         Map<String, Object> c = KafkaClients.config(bootstrapServers, clientProperties);
         c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        c.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false); // reading a missing topic never creates it
         return new KafkaConsumer<>(c, new StringDeserializer(), new StringDeserializer());
     }
 
