@@ -14,7 +14,8 @@ import java.util.Locale;
 /**
  * The API's JSON form of sessions ({@code GET /api/agent/sessions}, guide §1): id, agent, model, computer,
  * folder, first and latest task, latest report summary, status (working, waiting, queued, idle), resumable,
- * fill (0–1, null when unknown), number of runs; the detail adds the runs.
+ * fill (0–1, null when unknown), number of runs, and, when the view left items of a capped list out, how many per
+ * list ({@code omitted}); the detail adds the runs.
  */
 public final class SessionJson {
     private static final JsonNodeFactory N = JsonNodeFactory.instance;
@@ -55,6 +56,11 @@ public final class SessionJson {
         o.put("deleting", s.getDeleting());
         o.put("createdAt", s.getCreatedAt().toString());
         o.put("lastActiveAt", s.getLastActiveAt().toString());
+        if (s.getOmitted() != null && !s.getOmitted().isEmpty()) {
+            // lists the view was capped in (the projector's bounds): how many items each left out, by the list's path
+            ObjectNode omitted = o.putObject("omitted");
+            new java.util.TreeMap<>(s.getOmitted()).forEach((list, n) -> omitted.put(list.toString(), n));
+        }
         return o;
     }
 

@@ -11,7 +11,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** A session's JSON: a session whose transcript is gone from disk shows as gone; every folder is listed. */
+/** A session's JSON: a session whose transcript is gone from disk shows as gone; every folder is listed; a capped view says what it left out. */
 class SessionJsonTest {
     static SessionView view(boolean gone) {
         Instant t = Instant.parse("2026-11-02T09:00:00Z");
@@ -28,6 +28,17 @@ class SessionJsonTest {
         assertThat(gone.get("status").asText()).isEqualTo("gone");
         assertThat(gone.get("resumable").asBoolean()).isFalse();
         assertThat(SessionJson.summary(view(false)).get("status").asText()).isEqualTo("idle");
+    }
+
+    @Test
+    void theItemsACappedViewLeftOutAreCountedPerListOnlyWhenThereAreAny() {
+        assertThat(SessionJson.summary(view(false)).has("omitted")).isFalse();
+        SessionView capped = view(false);
+        capped.setOmitted(new java.util.HashMap<>(java.util.Map.of("runs", 12, "filesChanged", 40)));
+        ObjectNode j = SessionJson.detail(capped);
+        assertThat(j.get("omitted").get("runs").asInt()).isEqualTo(12);
+        assertThat(j.get("omitted").get("filesChanged").asInt()).isEqualTo(40);
+        assertThat(SessionJson.summary(capped).get("omitted").size()).isEqualTo(2);
     }
 
     @Test
