@@ -1,5 +1,9 @@
 package dev.ensemble.sessions.choice;
 
+import dev.ensemble.sessions.views.SessionTaskView;
+import dev.ensemble.sessions.views.SessionView;
+import dev.ensemble.sessions.views.TaskFactsView;
+
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -7,10 +11,13 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * A person's own agent sessions as candidates (beyond the guide; the sessions the computer agent imports from Claude
- * Code, Codex and the other agents, kind TERMINAL_CHAT, carry no task's facts). Pure rules: the task a session's own
- * content gives, and the command that resumes a session in its folder. Not yet wired into the candidate filters or
- * the projector's views (see docs/choice-evaluation.md, "A person's own sessions").
+ * A person's own agent sessions as candidates (beyond the guide, whose chats never are). The computer agent imports
+ * the sessions of Claude Code, Codex and the other agents as chats (kind {@code TERMINAL_CHAT}, space
+ * {@code local:<computer>}), one run per prompt whose claim carries the prompt as its facts and whose end the files
+ * its tools wrote or edited; the projector's session view keeps them as one task per prompt. Pure rules: the one task
+ * a session's own content gives ({@link #taskOf}), the candidate it is when {@code importedSessions.candidates} is on
+ * ({@link #candidate}), whether it worked in a folder ({@link #workedIn}), and the command that resumes it there
+ * ({@link #resumeCommand}). See docs/choice-evaluation.md, "A person's own sessions".
  */
 public final class ImportedSessions {
     /** Characters kept of the later prompts, as the description (the guide's description limit of the event intake). */
@@ -86,6 +93,55 @@ public final class ImportedSessions {
         };
         if (cmd == null) return null;
         return folder == null || folder.isBlank() ? cmd : "cd " + shellQuote(folder) + " && " + cmd;
+    }
+
+    /** Whether {@code s} is a person's own agent session imported from its agent's store (a chat in a terminal). */
+    public static boolean isImported(SessionView s) {
+        return NewRun.RunKind.TERMINAL_CHAT.name().equals(s.getKind());
+    }
+
+    /**
+     * An imported session as a candidate: a task session (so the candidate rules of the guide apply to it: this computer,
+     * the same agent, idle, resumable, not being deleted, active within {@code limits.maxAgeDays}, the same space and
+     * account) with one task, {@link #taskOf} its prompts in the view's order (each prompt's whole text, the files its
+     * turn changed), in the session's folder; its chain length is its number of prompts. Null when no prompt has text.
+     */
+    public static CandidateSession candidate(SessionView s) {
+        List<Prompt> prompts = new ArrayList<>(s.getTasks().size());
+        String space = s.getSpace();
+        for (SessionTaskView t : s.getTasks()) {
+            TaskFactsView f = t.getFacts();
+            String text = f == null ? null : f.getDescription() != null ? f.getDescription() : f.getTitle();
+            if (text != null && PLACEHOLDERS.contains(text)) text = null;
+            prompts.add(new Prompt(text, t.getFilesChanged()));
+            if (t.getSpace() != null) space = t.getSpace();
+        }
+        String id = s.getAgentSessionId() != null ? s.getAgentSessionId() : s.getSessionId();
+        SessionTask task = taskOf(id, space, s.getAccount(), s.getFolder(), prompts);
+        if (task == null) return null;
+        CandidateSession plain = ViewMapping.candidate(s);
+        return new CandidateSession(plain.sessionId(), plain.lastActiveAt(), plain.status(), plain.resumable(),
+                NewRun.RunKind.TASK_RUN, plain.deleting(), plain.computerId(), plain.agent(), plain.fill(),
+                s.getRuns().size(), plain.lastReport(), List.of(task));
+    }
+
+    /** The titles the computer agent gives a prompt without text (an image alone, an empty prompt): no words to match. */
+    private static final Set<String> PLACEHOLDERS = Set.of("(image)", "(empty prompt)");
+
+    /**
+     * Whether {@code s} worked in {@code folder} or a folder under it (its folder or one of its folders); true for a
+     * null or blank {@code folder} (no folder asked for).
+     */
+    public static boolean workedIn(SessionView s, String folder) {
+        if (folder == null || folder.isBlank()) return true;
+        String f = folder.endsWith("/") && folder.length() > 1 ? folder.substring(0, folder.length() - 1) : folder;
+        List<String> all = new ArrayList<>(s.getFolders());
+        if (s.getFolder() != null) all.add(s.getFolder());
+        for (String d : all) {
+            if (d == null) continue;
+            if (d.equals(f) || d.startsWith(f.endsWith("/") ? f : f + "/")) return true;
+        }
+        return false;
     }
 
     private static String firstLine(String t) {

@@ -13,13 +13,39 @@ import java.util.List;
  * @param enabled     the person's switch Settings → Agents → Agent sessions → Continue a fitting agent session
  *                    ({@code orchestration.linkedSessions}); off → every run starts a new session (note {@code disabled})
  * @param warmMinutes a session active within this many minutes is warm (signal {@code warm}); minutes, ≥ 0
+ * @param importedSessions beyond the guide: whether a person's own agent sessions (imported from the agents' stores)
+ *                    are candidates ({@link ImportedSessionsConfig})
  */
-@JsonPropertyOrder({"version", "enabled", "weights", "bands", "size", "limits", "warmMinutes", "text"})
+@JsonPropertyOrder({"version", "enabled", "weights", "bands", "size", "limits", "warmMinutes", "text", "importedSessions"})
 public record SessionChoiceConfig(String version, boolean enabled, Weights weights, Bands bands, Size size,
-                                  Limits limits, int warmMinutes, Text text) {
+                                  Limits limits, int warmMinutes, Text text, ImportedSessionsConfig importedSessions) {
 
     /** The version of the built-in defaults. */
-    public static final String DEFAULT_VERSION = "builtin-2026-12.1";
+    public static final String DEFAULT_VERSION = "builtin-2026-12.2";
+
+    /** The guide's document, with a person's own imported sessions as candidates (the default). */
+    public SessionChoiceConfig(String version, boolean enabled, Weights weights, Bands bands, Size size, Limits limits,
+                               int warmMinutes, Text text) {
+        this(version, enabled, weights, bands, size, limits, warmMinutes, text, ImportedSessionsConfig.DEFAULT);
+    }
+
+    public SessionChoiceConfig {
+        importedSessions = importedSessions == null ? ImportedSessionsConfig.DEFAULT : importedSessions;
+    }
+
+    /**
+     * A person's own agent sessions, imported from Claude Code, Codex and the other agents' stores (kind
+     * {@code TERMINAL_CHAT}), as candidates (beyond the guide, whose chats never are; {@link ImportedSessions}).
+     *
+     * @param candidates true (the default): such a session is a candidate like a task session, its prompts giving its
+     *                   task's facts, for a run of its own account in its computer's own space ({@code local:<computer>});
+     *                   false: the guide's rule, chats are never candidates
+     */
+    @JsonPropertyOrder({"candidates"})
+    public record ImportedSessionsConfig(boolean candidates) {
+        /** Imported sessions are candidates. */
+        public static final ImportedSessionsConfig DEFAULT = new ImportedSessionsConfig(true);
+    }
 
     /**
      * Weights of the score (guide §4 "Score"): the score is the sum of weight × signal.
@@ -147,37 +173,42 @@ public record SessionChoiceConfig(String version, boolean enabled, Weights weigh
 
     /** A copy with another version string. */
     public SessionChoiceConfig withVersion(String v) {
-        return new SessionChoiceConfig(v, enabled, weights, bands, size, limits, warmMinutes, text);
+        return new SessionChoiceConfig(v, enabled, weights, bands, size, limits, warmMinutes, text, importedSessions);
     }
 
     /** A copy with other weights. */
     public SessionChoiceConfig withWeights(Weights w) {
-        return new SessionChoiceConfig(version, enabled, w, bands, size, limits, warmMinutes, text);
+        return new SessionChoiceConfig(version, enabled, w, bands, size, limits, warmMinutes, text, importedSessions);
     }
 
     /** A copy with other bands. */
     public SessionChoiceConfig withBands(Bands b) {
-        return new SessionChoiceConfig(version, enabled, weights, b, size, limits, warmMinutes, text);
+        return new SessionChoiceConfig(version, enabled, weights, b, size, limits, warmMinutes, text, importedSessions);
     }
 
     /** A copy with other size rules. */
     public SessionChoiceConfig withSize(Size s) {
-        return new SessionChoiceConfig(version, enabled, weights, bands, s, limits, warmMinutes, text);
+        return new SessionChoiceConfig(version, enabled, weights, bands, s, limits, warmMinutes, text, importedSessions);
     }
 
     /** A copy with other limits. */
     public SessionChoiceConfig withLimits(Limits l) {
-        return new SessionChoiceConfig(version, enabled, weights, bands, size, l, warmMinutes, text);
+        return new SessionChoiceConfig(version, enabled, weights, bands, size, l, warmMinutes, text, importedSessions);
     }
 
     /** A copy with other word lists. */
     public SessionChoiceConfig withText(Text t) {
-        return new SessionChoiceConfig(version, enabled, weights, bands, size, limits, warmMinutes, t);
+        return new SessionChoiceConfig(version, enabled, weights, bands, size, limits, warmMinutes, t, importedSessions);
+    }
+
+    /** A copy with imported sessions as candidates or not ({@code importedSessions.candidates}). */
+    public SessionChoiceConfig withImportedSessions(ImportedSessionsConfig i) {
+        return new SessionChoiceConfig(version, enabled, weights, bands, size, limits, warmMinutes, text, i);
     }
 
     /** A copy with the switch set. */
     public SessionChoiceConfig withEnabled(boolean e) {
-        return new SessionChoiceConfig(version, e, weights, bands, size, limits, warmMinutes, text);
+        return new SessionChoiceConfig(version, e, weights, bands, size, limits, warmMinutes, text, importedSessions);
     }
 
     /** The SHA-256 (lower-case hex) of this config's canonical JSON; see {@link ConfigLoader#hash}. */

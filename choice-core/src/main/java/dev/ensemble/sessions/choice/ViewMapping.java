@@ -56,7 +56,20 @@ public final class ViewMapping {
                 rc.getSourceRef() != null && rc.getSourceRef().startsWith("node:"), rc.getRetry(), rc.getNewSession());
     }
 
-    /** A session view as the candidate filters and signals see it. */
+    /**
+     * A session view as the candidate filters and signals see it under {@code cfg}: a person's own imported session as
+     * {@link ImportedSessions#candidate} when {@code importedSessions.candidates} is on (and it has a prompt with text),
+     * else {@link #candidate(SessionView)}.
+     */
+    public static CandidateSession candidate(SessionView s, SessionChoiceConfig cfg) {
+        if (cfg.importedSessions().candidates() && ImportedSessions.isImported(s)) {
+            CandidateSession imported = ImportedSessions.candidate(s);
+            if (imported != null) return imported;
+        }
+        return candidate(s);
+    }
+
+    /** A session view as the candidate filters and signals see it (the guide's: a chat is a chat). */
     public static CandidateSession candidate(SessionView s) {
         List<SessionTask> tasks = new ArrayList<>(s.getTasks().size());
         for (SessionTaskView t : s.getTasks()) {
