@@ -15,6 +15,7 @@ import dev.ensemble.sessions.choice.ChoiceRecords;
 import dev.ensemble.sessions.choice.ConfigWatcher;
 import dev.ensemble.sessions.choice.CorpusStats;
 import dev.ensemble.sessions.choice.Decision;
+import dev.ensemble.sessions.choice.ImportedSessions;
 import dev.ensemble.sessions.choice.Scorer;
 import dev.ensemble.sessions.choice.SessionChoiceConfig;
 import dev.ensemble.sessions.choice.ViewMapping;
@@ -57,7 +58,11 @@ import java.util.concurrent.TimeUnit;
  * <p>HTTP (internal; the gateway's {@code POST /api/session-choice} forwards here), every request with
  * {@code Authorization: Bearer <secret>} ({@link #secret()}; else 401):
  * {@code POST /choice/decide} with a RunClaimed event in the JSON form answers the decision record, plus
- * {@code continueFromJobId} (the run to continue from, when continuing); {@code GET /choice/config} the file's config
+ * {@code continueFromJobId} (the run to continue from, when continuing) and {@code resume} (when continuing a session
+ * whose agent session id is known: {@code agent}, {@code agentSessionId}, {@code folder} and the {@code command} that
+ * resumes it there, {@link ImportedSessions#resumeCommand}; else null). A person's own imported sessions are candidates
+ * as {@link ViewMapping#candidate(SessionView, SessionChoiceConfig)} says ({@code importedSessions.candidates}); a claim
+ * with a {@code LOCAL} folder offers only those of them that worked in it. {@code GET /choice/config} the file's config
  * (the one appended to the log). Config: the service's {@link ConfigPublisher} appends the config of
  * {@code ENSEMBLE_SESSION_CHOICE_CONFIG} to the log when it changes (re-read within a minute); a decision uses the config
  * in force in its account's partition of the log ({@link ChoiceTopology#CONFIG}), as the projector's rarity tables do.
@@ -228,8 +233,13 @@ public final class ChoiceService implements AutoCloseable {
         List<SessionView> views = sessionsOf(account);
         List<CandidateSession> sessions = new ArrayList<>(views.size());
         Map<String, SessionView> byId = new HashMap<>();
+        // a claim in a local folder (a person asking in a terminal): only their own sessions that worked there
+        String localFolder = rc.getFolderKind() == dev.ensemble.sessions.events.FolderKind.LOCAL ? rc.getFolder() : null;
         for (SessionView v : views) {
-            sessions.add(ViewMapping.candidate(v));
+            if (ImportedSessions.isImported(v) && !ImportedSessions.workedIn(v, localFolder)) {
+                continue;
+            }
+            sessions.add(ViewMapping.candidate(v, cfg));
             byId.put(v.getSessionId(), v);
         }
         CorpusStats corpus = corpusOf(account, rc.getComputerId(), cfg);
@@ -251,6 +261,14 @@ public final class ChoiceService implements AutoCloseable {
             continueFrom = runs.get(runs.size() - 1).getRunId();
         }
         out.put("continueFromJobId", continueFrom);
+        SessionView chosen = d.decision() == Decision.Choice.CONTINUE ? byId.get(d.sessionId()) : null;
+        if (chosen != null && chosen.getAgentSessionId() != null) {
+            ObjectNode resume = out.putObject("resume");
+            resume.put("agent", chosen.getAgent()).put("agentSessionId", chosen.getAgentSessionId()).put("folder", chosen.getFolder())
+                    .put("command", ImportedSessions.resumeCommand(chosen.getAgent(), chosen.getAgentSessionId(), chosen.getFolder()));
+        } else {
+            out.putNull("resume");
+        }
         out.put("briefReport", d.briefReport());
         return out;
     }

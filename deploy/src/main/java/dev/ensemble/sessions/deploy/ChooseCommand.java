@@ -1,0 +1,248 @@
+package dev.ensemble.sessions.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code ensemble-sessions choose "TASK TITLE" [--folder DIR] [--agent A] [--data-dir DIR] [--json]}: asks the running
+ * system (the one {@code up} started with the same data folder) whether a task should continue one of the person's
+ * agent sessions on this computer or start a new one (guide §4, with the person's own imported sessions as candidates:
+ * {@code importedSessions.candidates}, docs/choice-evaluation.md "A person's own sessions"). It posts a
+ * {@code RunClaimed} of a task run in this computer's own space ({@code local:<computer-id>}, the data folder's
+ * {@code computer-id}) to {@code POST /api/session-choice} with the data folder's token, once per agent: the one
+ * {@code --agent} names, else every agent with sessions on this computer ({@code GET /api/agent/sessions}); each
+ * decision is recorded as any. It prints the best answer: a continue with the highest score, else the new session with
+ * the best candidate, as the decision, band, score, reason and the command that resumes the chosen session in its
+ * folder, or that a new session should start; {@code --json} prints that answer's decision record as the API gave it.
+ * Exit code 0 for either decision; 1 with one line when no system runs on the data folder.
+ */
+@Command(name = "choose", mixinStandardHelpOptions = true,
+        description = "Ask the running system whether a task should continue one of your agent sessions here (and how to resume it) or start a new one.")
+final class ChooseCommand implements Callable<Integer> {
+    @Parameters(arity = "1..*", paramLabel = "TASK TITLE", description = "the task, as you would prompt it (several words are joined)")
+    List<String> title;
+
+    @Option(names = "--folder", paramLabel = "DIR", description = "only sessions that worked in this folder (or one under it)")
+    Path folder;
+
+    @Option(names = "--agent", paramLabel = "A", description = "only this agent's sessions (claude-code, codex, gemini-cli, copilot, cursor, opencode, qwen-code); default: every agent with sessions here")
+    String agent;
+
+    @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions)")
+    Path dataDir;
+
+    @Option(names = "--json", description = "print the decision record (JSON) instead of text")
+    boolean json;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    /** How long a choice service that is still loading its views (503) is asked again. */
+    static final Duration STARTING_WAIT = Duration.ofSeconds(60);
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Override
+    public Integer call() throws Exception {
+        String task = String.join(" ", title).strip();
+        if (task.isEmpty()) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "TASK TITLE is empty: say what the task is");
+        }
+        DataDir data = DataDir.of(dataDir);
+        String url = data.readEndpoints().path("http").asText(null);
+        if (url == null || url.isBlank()) {
+            throw new IllegalStateException(data.endpoints() + " names no HTTP address: start the system with 'ensemble-sessions up'");
+        }
+        String token = readLine(data.token(), "token");
+        String computer = readLine(data.computerId(), "computer id (written by 'up' when it imports the agent stores)");
+        String account = get(url, token, "/api/me").path("account").asText();
+        List<String> agents = agent != null ? List.of(agent) : agentsOn(url, token, computer);
+        PrintWriter out = spec.commandLine().getOut();
+        if (agents.isEmpty()) {
+            ObjectNode none = DataDir.JSON.createObjectNode().put("decision", "NEW").put("band", "NONE")
+                    .put("reason", "Start a new session: no agent session of yours is on this computer (" + computer + ") yet");
+            none.putNull("resume");
+            print(out, none);
+            return 0;
+        }
+        String dir = folder == null ? null : folder.toAbsolutePath().normalize().toString();
+        JsonNode best = null;
+        for (String a : agents) {
+            JsonNode answer = decide(url, token, account, computer, a, task, dir);
+            if (best == null || better(answer, best)) {
+                best = answer;
+            }
+        }
+        print(out, best);
+        return 0;
+    }
+
+    private void print(PrintWriter out, JsonNode answer) throws IOException {
+        if (json) {
+            out.println(DataDir.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(answer));
+        } else {
+            out.print(text(answer));
+        }
+        out.flush();
+    }
+
+    /**
+     * The answer as a person reads it: {@code CONTINUE  band CONFIDENT, score 9.1}, the reason, then the resume command
+     * (or, for a session whose command is not known, its agent and agent session id); or {@code NEW  band …}, the reason
+     * and that a new session should start. Lines end with the platform's line separator.
+     */
+    static String text(JsonNode a) {
+        String nl = System.lineSeparator();
+        StringBuilder b = new StringBuilder();
+        String decision = a.path("decision").asText();
+        b.append(decision).append("  band ").append(a.path("band").asText());
+        if (a.hasNonNull("score")) {
+            b.append(", score ").append(String.format(java.util.Locale.ROOT, "%.2f", a.path("score").asDouble()));
+        }
+        if ("CONTINUE".equals(decision) && a.hasNonNull("agent")) {
+            b.append(", agent ").append(a.path("agent").asText());
+        }
+        b.append(nl).append(a.path("reason").asText()).append(nl);
+        JsonNode resume = a.path("resume");
+        if ("CONTINUE".equals(decision) && resume.isObject()) {
+            if (resume.hasNonNull("command")) {
+                b.append("Resume it: ").append(resume.path("command").asText()).append(nl);
+            } else {
+                b.append("Resume ").append(resume.path("agent").asText()).append(" session ")
+                        .append(resume.path("agentSessionId").asText())
+                        .append(resume.hasNonNull("folder") ? " in " + resume.path("folder").asText() : "").append(nl);
+            }
+        } else if ("CONTINUE".equals(decision)) {
+            b.append("Continue session ").append(a.path("sessionId").asText()).append(nl);
+        } else {
+            b.append("Start a new session.").append(nl);
+        }
+        return b.toString();
+    }
+
+    /** A continue beats a new session; then the higher band; then the higher score. */
+    static boolean better(JsonNode a, JsonNode than) {
+        int byDecision = Boolean.compare("CONTINUE".equals(a.path("decision").asText()), "CONTINUE".equals(than.path("decision").asText()));
+        if (byDecision != 0) return byDecision > 0;
+        int byBand = Integer.compare(band(than), band(a)); // CONFIDENT is the first
+        if (byBand != 0) return byBand > 0;
+        return a.path("score").asDouble(Double.NEGATIVE_INFINITY) > than.path("score").asDouble(Double.NEGATIVE_INFINITY);
+    }
+
+    private static int band(JsonNode a) {
+        return switch (a.path("band").asText()) {
+            case "CONFIDENT" -> 0;
+            case "UNSURE" -> 1;
+            case "BELOW" -> 2;
+            default -> 3;
+        };
+    }
+
+    /** The agents of the account's sessions on {@code computer}, the most recently active first. */
+    private List<String> agentsOn(String url, String token, String computer) throws Exception {
+        JsonNode list = get(url, token, "/api/agent/sessions?limit=500&deviceId=" + URLEncoder.encode(computer, StandardCharsets.UTF_8));
+        Set<String> agents = new LinkedHashSet<>();
+        for (JsonNode s : list.path("sessions")) {
+            if (s.path("agent").isTextual()) agents.add(s.path("agent").asText());
+        }
+        return new ArrayList<>(agents);
+    }
+
+    /** One decision for {@code agent}, with {@code agent} added to the answer. */
+    private JsonNode decide(String url, String token, String account, String computer, String agentName, String task,
+                            String dir) throws Exception {
+        String id = UUID.randomUUID().toString();
+        ObjectNode claim = DataDir.JSON.createObjectNode();
+        claim.put("eventId", id).put("type", "RunClaimed").put("account", account).put("space", "local:" + computer)
+                .put("occurredAt", Instant.now().truncatedTo(ChronoUnit.MILLIS).toString()).put("source", "computer:" + computer);
+        ObjectNode p = claim.putObject("payload");
+        p.put("runId", "choose:" + id).put("computerId", computer).put("agent", agentName).put("kind", "TASK_RUN");
+        if (dir != null) {
+            p.put("folder", dir).put("folderKind", "LOCAL");
+        }
+        ObjectNode facts = p.putObject("task");
+        facts.put("title", task);
+        facts.putArray("labels");
+        facts.putArray("linkedTaskIds");
+        long until = System.nanoTime() + STARTING_WAIT.toNanos();
+        while (true) {
+            HttpResponse<String> r = send(url, HttpRequest.newBuilder(URI.create(url + "/api/session-choice"))
+                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                    .timeout(Duration.ofSeconds(60))
+                    .POST(HttpRequest.BodyPublishers.ofString(claim.toString())).build());
+            if (r.statusCode() == 200) {
+                ObjectNode answer = (ObjectNode) DataDir.JSON.readTree(r.body());
+                answer.put("agent", agentName);
+                return answer;
+            }
+            if (r.statusCode() != 503 || System.nanoTime() > until) {
+                throw new IllegalStateException("the session choice at " + url + " answered " + r.statusCode() + ": " + message(r.body()));
+            }
+            Thread.sleep(1000); // still loading its views: asked again, the same event id
+        }
+    }
+
+    private JsonNode get(String url, String token, String path) throws Exception {
+        HttpResponse<String> r = send(url, HttpRequest.newBuilder(URI.create(url + path))
+                .header("Authorization", "Bearer " + token).timeout(Duration.ofSeconds(30)).GET().build());
+        if (r.statusCode() == 401) {
+            throw new IllegalStateException("the system at " + url + " refused the token in " + DataDir.of(dataDir).token()
+                    + " (" + message(r.body()) + ")");
+        }
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException(url + path + " answered " + r.statusCode() + ": " + message(r.body()));
+        }
+        return DataDir.JSON.readTree(r.body());
+    }
+
+    private HttpResponse<String> send(String url, HttpRequest request) throws Exception {
+        try {
+            return http.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (ConnectException e) {
+            throw new IllegalStateException("nothing runs at " + url + " (the address in " + DataDir.of(dataDir).endpoints()
+                    + "): start the system with 'ensemble-sessions up" + (dataDir == null ? "" : " --data-dir " + dataDir) + "'", e);
+        }
+    }
+
+    private static String message(String body) {
+        try {
+            JsonNode n = DataDir.JSON.readTree(body);
+            if (n != null && n.hasNonNull("message")) return n.path("message").asText();
+        } catch (IOException notJson) {
+            // the body as it came
+        }
+        return body == null ? "" : body.strip();
+    }
+
+    private String readLine(Path file, String what) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalStateException("no " + what + " in " + file + ": start the system with 'ensemble-sessions up"
+                    + (dataDir == null ? "" : " --data-dir " + dataDir) + "'");
+        }
+        return Files.readString(file).strip();
+    }
+}
