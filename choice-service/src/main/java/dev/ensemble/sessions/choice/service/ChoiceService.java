@@ -233,10 +233,12 @@ public final class ChoiceService implements AutoCloseable {
         List<SessionView> views = sessionsOf(account);
         List<CandidateSession> sessions = new ArrayList<>(views.size());
         Map<String, SessionView> byId = new HashMap<>();
-        // a claim in a local folder (a person asking in a terminal): only their own sessions that worked there
+        // a claim in a local folder (a person asking in a terminal): only their own sessions that worked there; and
+        // those of another computer or agent are left out before their prompts are gathered (never candidates)
         String localFolder = rc.getFolderKind() == dev.ensemble.sessions.events.FolderKind.LOCAL ? rc.getFolder() : null;
         for (SessionView v : views) {
-            if (ImportedSessions.isImported(v) && !ImportedSessions.workedIn(v, localFolder)) {
+            if (ImportedSessions.isImported(v) && (!ImportedSessions.workedIn(v, localFolder)
+                    || !v.getComputerId().equals(rc.getComputerId()) || !v.getAgent().equals(rc.getAgent()))) {
                 continue;
             }
             sessions.add(ViewMapping.candidate(v, cfg));
