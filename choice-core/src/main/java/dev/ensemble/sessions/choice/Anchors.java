@@ -211,6 +211,17 @@ public final class Anchors {
         return upperAfterLower;                                    // PascalCase: a second hump
     }
 
+    /**
+     * True when {@code shown} (an anchor as shown, kind stripped) is, whole, an issue or pull-request key under these
+     * word lists: a stored record keeps anchors as shown only, so {@link ChoiceRecords#storedCandidates} reads them
+     * again with this to know which weigh {@code weights.issueKey}.
+     */
+    public boolean isIssueKey(String shown) {
+        Set<String> a = new HashSet<>();
+        ofText(shown, a);
+        return a.contains(ISSUE + shown);
+    }
+
     /** The anchor without its kind, as shown in reasons and records. */
     public static String display(String key) {
         int i = key.indexOf(':');

@@ -16,7 +16,8 @@ import java.util.Map;
  * to {@link Scorer.StoredCandidate}s for {@link Scorer#rescore}. Pure.
  * <p>
  * Not carried by the schema (v1): {@link Decision#briefReport()} (the report text itself; the record keeps
- * briefFromSessionId) and {@link Decision#wordMatchingCut()}.
+ * briefFromSessionId), {@link Decision#wordMatchingCut()} and {@link Signals#issueKeys()} (read again from the shown
+ * anchors by {@link #storedCandidates}).
  */
 public final class ChoiceRecords {
     private ChoiceRecords() {
@@ -51,14 +52,22 @@ public final class ChoiceRecords {
                 .build();
     }
 
-    /** The stored candidates of a recorded decision, ready for {@link Scorer#rescore}. */
-    public static List<Scorer.StoredCandidate> storedCandidates(SessionChoiceRecorded r) {
+    /**
+     * The stored candidates of a recorded decision, ready for {@link Scorer#rescore} under a config with the word lists
+     * {@code text}: the record keeps anchors as shown, so which of them are issue or pull-request keys is read again
+     * with the anchor rules of {@code text} (a prefix in its {@code notIssueKeys} is no key).
+     */
+    public static List<Scorer.StoredCandidate> storedCandidates(SessionChoiceRecorded r, SessionChoiceConfig.Text text) {
+        Anchors anchors = TextAnalysis.forConfig(text).anchors();
         List<Scorer.StoredCandidate> out = new ArrayList<>(r.getCandidates().size());
         for (CandidateScore c : r.getCandidates()) {
             CandidateSignals s = c.getSignals();
+            List<String> shown = List.copyOf(s.getAnchorsShared());
+            int keys = 0;
+            for (String a : shown) if (anchors.isIssueKey(a)) keys++;
             out.add(new Scorer.StoredCandidate(c.getSessionId(), c.getLastActiveAt(), new Signals(
                     s.getLink(), s.getDeliverable(), s.getMeeting(), s.getParentPage(), s.getAnchors(),
-                    List.copyOf(s.getAnchorsShared()), s.getTopic(), List.copyOf(s.getTopicTerms()), s.getFollowUp(),
+                    shown, keys, s.getTopic(), List.copyOf(s.getTopicTerms()), s.getFollowUp(),
                     s.getNewWork(), s.getWarm(), s.getFill(), s.getTasks(), s.getLinkedTitle())));
         }
         return out;

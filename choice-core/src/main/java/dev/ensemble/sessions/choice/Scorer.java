@@ -115,7 +115,7 @@ public final class Scorer {
         if (s.meeting()) put(parts, MEETING, w.meeting());
         if (s.parentPage()) put(parts, PARENT_PAGE, w.parentPage());
         if (s.anchors() > 0) {
-            int keys = issueKeys(s.anchorsShared());
+            int keys = s.issueKeys();
             put(parts, ANCHORS, Math.min(w.anchor() * (s.anchors() - keys) + w.issueKey() * keys, w.anchorMax()));
         }
         if (s.topic() > 0) put(parts, TOPIC, w.topic() * s.topic());
@@ -129,15 +129,6 @@ public final class Scorer {
         double score = Math.round(sum * 1e9) / 1e9;
         boolean tooFull = s.fill() != null ? s.fill() > size.hard() : s.tasks() > size.hardChainTasks();
         return new ScoredCandidate(sessionId, lastActiveAt, s, parts, score, tooFull);
-    }
-
-    private static final java.util.regex.Pattern ISSUE_KEY = java.util.regex.Pattern.compile("#\\d+|[A-Z][A-Z0-9]{0,9}-\\d+(-\\d+)?");
-
-    /** How many of the shared anchors (as displayed) are issue or pull-request keys: #123, ABC-42, CVE-2024-1234. */
-    static int issueKeys(List<String> shared) {
-        int n = 0;
-        if (shared != null) for (String a : shared) if (ISSUE_KEY.matcher(a).matches()) n++;
-        return n;
     }
 
     private static void put(Map<String, Double> parts, String k, double v) {
@@ -372,8 +363,10 @@ public final class Scorer {
             CandidateSession c = kept.get(i);
             Set<String> sh = shared.get(i);
             Anchors.dedupeFiles(sh);
+            int keys = 0;
+            for (String a : sh) if (a.startsWith(Anchors.ISSUE)) keys++;
             List<String> shown = sh.stream().map(Anchors::display).sorted().toList();
-            out.add(new Signals(link[i], deliverable[i], meeting[i], parent[i], shown.size(), shown, topic[i],
+            out.add(new Signals(link[i], deliverable[i], meeting[i], parent[i], shown.size(), shown, keys, topic[i],
                     topicTerms.get(i), followUp, newWork, !c.lastActiveAt().isBefore(warmSince), c.fill(),
                     c.taskCount(), linkedTitle[i]));
         }

@@ -91,4 +91,14 @@ class AnchorsTest {
         Anchors.dedupeFiles(byName);
         assertThat(byName).containsExactly("file:SessionStore.java");
     }
+
+    @Test
+    void anAnchorAsShownIsAnIssueKeyOnlyWhenTheseWordListsReadItAsOneWhole() throws Exception {
+        for (String key : List.of("KAFKA-42", "#77", "CVE-2024-1234")) assertThat(anchors.isIssueKey(key)).as(key).isTrue();
+        for (String other : List.of("UTF-8", "SessionStore", "src/KAFKA-42.java", "KAFKA-42.md", "https://example.com/KAFKA-42", ""))
+            assertThat(anchors.isIssueKey(other)).as(other).isFalse();
+        Anchors kafkaIsNoKey = new Anchors(ConfigLoader.merge(SessionChoiceConfig.defaults(), "{\"text\": {\"notIssueKeys\": [\"KAFKA\"]}}").text());
+        assertThat(kafkaIsNoKey.isIssueKey("KAFKA-42")).isFalse();
+        assertThat(kafkaIsNoKey.isIssueKey("#77")).isTrue();
+    }
 }

@@ -17,7 +17,7 @@ class BandsTest {
     static Signals sig(int anchors, double topic, Double fill, int tasks) {
         List<String> shown = new ArrayList<>();
         for (int i = 0; i < anchors; i++) shown.add("A" + i);
-        return new Signals(false, false, false, false, anchors, shown, topic, List.of(), false, false, false, fill, tasks, null);
+        return new Signals(false, false, false, false, anchors, shown, 0, topic, List.of(), false, false, false, fill, tasks, null);
     }
 
     static Scorer.Ranking rank(Signals... s) {

@@ -36,7 +36,7 @@ class ChoiceRecordsTest {
         AvroSerde<Event> serde = AvroSerde.of(Event.class);
         Event back = serde.decode(serde.encode(e));
         assertThat(back.getPayload()).isEqualTo(rec);
-        Scorer.Ranking again = Scorer.rescore(ChoiceRecords.storedCandidates((SessionChoiceRecorded) back.getPayload()), CFG);
+        Scorer.Ranking again = Scorer.rescore(ChoiceRecords.storedCandidates((SessionChoiceRecorded) back.getPayload(), CFG.text()), CFG);
         assertThat(again.chosen().sessionId()).isEqualTo("s1");
         assertThat(again.candidates()).isEqualTo(d.candidates());
     }

@@ -44,11 +44,11 @@ class DeterminismTest {
         assertThat(rec.getDecision().name()).isEqualTo(d.decision().name());
         assertThat(rec.getBand().name()).isEqualTo(d.band().name());
         assertThat(rec.getCandidates().get(0).getParts()).isEqualTo(d.candidates().get(0).parts());
-        Scorer.Ranking again = Scorer.rescore(ChoiceRecords.storedCandidates(rec), CFG);
+        Scorer.Ranking again = Scorer.rescore(ChoiceRecords.storedCandidates(rec, CFG.text()), CFG);
         assertThat(again.candidates()).isEqualTo(d.candidates());
         assertThat(again.decision()).isEqualTo(d.decision());
         SessionChoiceConfig strict = CFG.withBands(new SessionChoiceConfig.Bands(100, 3));
-        assertThat(Scorer.rescore(ChoiceRecords.storedCandidates(rec), strict).decision()).isEqualTo(Decision.Choice.NEW);
+        assertThat(Scorer.rescore(ChoiceRecords.storedCandidates(rec, strict.text()), strict).decision()).isEqualTo(Decision.Choice.NEW);
     }
 
     @Test

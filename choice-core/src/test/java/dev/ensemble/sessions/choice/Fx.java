@@ -102,6 +102,6 @@ final class Fx {
 
     /** Signals with everything off, for band and score tables. */
     static Signals signals() {
-        return new Signals(false, false, false, false, 0, List.of(), 0, List.of(), false, false, false, null, 1, null);
+        return new Signals(false, false, false, false, 0, List.of(), 0, 0, List.of(), false, false, false, null, 1, null);
     }
 }

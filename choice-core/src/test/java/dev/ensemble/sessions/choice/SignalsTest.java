@@ -83,7 +83,35 @@ class SignalsTest {
             assertThat(s.parts().get(Scorer.ANCHORS)).as(c.rule()).isEqualTo(c.part());
         }
         assertThat(CFG.weights().issueKey()).isEqualTo(CFG.weights().anchor());
-        assertThat(Scorer.issueKeys(List.of("KAFKA-42", "#7", "CVE-2024-1234", "SessionStore", "a/b.java", "x.java"))).isEqualTo(3);
+        ScoredCandidate s = only(decide(run(facts("Fix KAFKA-42 after #77 for CVE-2024-1234 in SessionStore")),
+                session("s1", 600, task("t1", facts("KAFKA-42 #77 CVE-2024-1234 SessionStore"), List.of("src/Ranking.java")))));
+        assertThat(s.signals().anchors()).isEqualTo(4);
+        assertThat(s.signals().issueKeys()).as("issue-kind anchors only").isEqualTo(3);
+    }
+
+    @Test
+    void anchors_onlyAnchorsOfTheIssueKindWeighIssueKey() throws Exception {
+        SessionChoiceConfig keys6 = CFG.withWeights(CFG.weights().withIssueKey(6));
+        // the signals say how many shared anchors are keys: an anchor shown as KAFKA-42 that is not of the issue kind
+        // weighs as any anchor
+        Signals notAKey = new Signals(false, false, false, false, 1, List.of("KAFKA-42"), 0, 0, List.of(), false, false,
+                false, null, 1, null);
+        assertThat(Scorer.score("s1", NOW, notAKey, keys6).parts().get(Scorer.ANCHORS)).isEqualTo(3.0);
+        Signals aKey = new Signals(false, false, false, false, 1, List.of("KAFKA-42"), 1, 0, List.of(), false, false,
+                false, null, 1, null);
+        assertThat(Scorer.score("s1", NOW, aKey, keys6).parts().get(Scorer.ANCHORS)).isEqualTo(6.0);
+
+        // a record keeps anchors as shown; scored again under word lists whose notIssueKeys has the prefix, the shared
+        // KAFKA-42 is no key there (it stays an anchor: anchors are taken as stored)
+        Decision d = decide(run(facts("Fix KAFKA-42")), corpus(100), keys6, session("s1", 600, task("t1", facts("KAFKA-42 start"))));
+        assertThat(only(d).parts().get(Scorer.ANCHORS)).isEqualTo(6.0);
+        dev.ensemble.sessions.events.SessionChoiceRecorded rec = ChoiceRecords.toEvent(d);
+        assertThat(Scorer.rescore(ChoiceRecords.storedCandidates(rec, keys6.text()), keys6).best().parts().get(Scorer.ANCHORS))
+                .isEqualTo(6.0);
+        SessionChoiceConfig kafkaIsNoKey = ConfigLoader.merge(keys6, "{\"text\": {\"notIssueKeys\": [\"KAFKA\"]}}");
+        Scorer.Ranking again = Scorer.rescore(ChoiceRecords.storedCandidates(rec, kafkaIsNoKey.text()), kafkaIsNoKey);
+        assertThat(again.best().signals().issueKeys()).isZero();
+        assertThat(again.best().parts().get(Scorer.ANCHORS)).isEqualTo(3.0);
     }
 
     @Test

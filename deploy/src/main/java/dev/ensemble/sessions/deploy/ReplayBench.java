@@ -68,7 +68,7 @@ final class ReplayBench {
             for (int j = 0; j < k; j++) {
                 int anchors = rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(2) : 0;
                 cands.add(new Scorer.StoredCandidate("s-" + i + "-" + j, t0.plusSeconds(i * 60L - j), new Signals(rnd.nextInt(20) == 0,
-                        rnd.nextInt(30) == 0, false, rnd.nextInt(30) == 0, anchors, anchors == 0 ? List.of() : List.of("src/A.java", "KAFKA-1").subList(0, anchors),
+                        rnd.nextInt(30) == 0, false, rnd.nextInt(30) == 0, anchors, anchors == 0 ? List.of() : List.of("src/A.java", "KAFKA-1").subList(0, anchors), anchors == 2 ? 1 : 0,
                         rnd.nextDouble() < 0.5 ? rnd.nextDouble() : 0, List.of(), rnd.nextBoolean(), rnd.nextInt(5) == 0, rnd.nextBoolean(),
                         rnd.nextBoolean() ? rnd.nextDouble() : null, 1 + rnd.nextInt(20), null)));
             }

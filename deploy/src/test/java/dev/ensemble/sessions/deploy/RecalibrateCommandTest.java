@@ -95,7 +95,7 @@ class RecalibrateCommandTest {
     }
 
     static Object decision(String runId) {
-        Signals s = new Signals(false, false, false, false, 1, List.of("src/A.java"), 0, List.of(), false, false, true, 0.1, 2, null);
+        Signals s = new Signals(false, false, false, false, 1, List.of("src/A.java"), 0, 0, List.of(), false, false, true, 0.1, 2, null);
         Scorer.Ranking r = Scorer.rescore(List.of(new Scorer.StoredCandidate("sess-" + runId, Instant.parse("2026-11-01T09:00:00Z"), s)),
                 SessionChoiceConfig.defaults());
         return ChoiceRecords.toEvent(new dev.ensemble.sessions.choice.Decision(runId, "task-" + runId, "claude-code", "laptop", null,

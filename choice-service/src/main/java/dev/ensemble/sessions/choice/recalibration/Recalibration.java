@@ -158,7 +158,7 @@ public final class Recalibration {
             return new Change(rec.getRunId(), rec.getTaskId(), r.occurredAt(), before, before, bandBefore, bandBefore,
                     null, null, rec.getSessionId(), rec.getSessionId());
         }
-        Scorer.Ranking after = Scorer.rescore(ChoiceRecords.storedCandidates(rec), cfg);
+        Scorer.Ranking after = Scorer.rescore(ChoiceRecords.storedCandidates(rec, cfg.text()), cfg);
         String sessionAfter = after.chosen() != null ? after.chosen().sessionId() : after.best().sessionId();
         return new Change(rec.getRunId(), rec.getTaskId(), r.occurredAt(), before, after.decision(), bandBefore, after.band(),
                 bestBefore, after.best().score(), rec.getSessionId(), sessionAfter);
