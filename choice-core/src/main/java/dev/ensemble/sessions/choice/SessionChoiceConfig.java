@@ -196,11 +196,6 @@ public record SessionChoiceConfig(String version, boolean enabled, Weights weigh
         return new SessionChoiceConfig(version, enabled, weights, bands, size, l, warmMinutes, text, importedSessions);
     }
 
-    /** A copy with other word lists. */
-    public SessionChoiceConfig withText(Text t) {
-        return new SessionChoiceConfig(version, enabled, weights, bands, size, limits, warmMinutes, t, importedSessions);
-    }
-
     /** A copy with imported sessions as candidates or not ({@code importedSessions.candidates}). */
     public SessionChoiceConfig withImportedSessions(ImportedSessionsConfig i) {
         return new SessionChoiceConfig(version, enabled, weights, bands, size, limits, warmMinutes, text, i);
