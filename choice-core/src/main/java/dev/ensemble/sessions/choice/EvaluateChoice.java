@@ -38,8 +38,7 @@ public final class EvaluateChoice {
     public static void main(String[] args) throws Exception {
         Path history = null, configFile = null, out = null, dump = null;
         int limit = 0;
-        boolean calibrate = false, recommended = false, mltAll = false;
-        noBaselines = false;
+        boolean calibrate = false, recommended = false, mltAll = false, noBaselines = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--history" -> history = Path.of(args[++i]);
@@ -66,12 +65,12 @@ public final class EvaluateChoice {
         List<ChoiceEvaluation.HistoryTask> tasks = ChoiceEvaluation.read(history, limit);
         String report;
         if (dump == null) {
-            report = run(tasks, cfg, calibrate, mltAll, (h, d, st) -> { });
+            report = run(tasks, cfg, calibrate, mltAll, noBaselines, (h, d, st) -> { });
         } else {
             Map<String, String> titles = new HashMap<>();
             for (ChoiceEvaluation.HistoryTask h : tasks) titles.put(h.id(), h.title());
             try (BufferedWriter w = Files.newBufferedWriter(dump, StandardCharsets.UTF_8)) {
-                report = run(tasks, cfg, calibrate, mltAll, (h, d, st) -> {
+                report = run(tasks, cfg, calibrate, mltAll, noBaselines, (h, d, st) -> {
                     try {
                         w.write(dumpLine(h, d, st, titles));
                         w.newLine();
@@ -86,8 +85,6 @@ public final class EvaluateChoice {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    /** --no-baselines: the main replay runs no baseline (for quick runs of the grid search). */
-    private static boolean noBaselines;
 
     /**
      * One decision of the replay as a JSON line: {@code task}, {@code title}, {@code followUp} (shares an issue key
@@ -141,16 +138,17 @@ public final class EvaluateChoice {
 
     /** The whole report as Markdown. */
     public static String run(List<ChoiceEvaluation.HistoryTask> tasks, SessionChoiceConfig cfg, boolean calibrate) throws Exception {
-        return run(tasks, cfg, calibrate, true, (h, d, st) -> { });
+        return run(tasks, cfg, calibrate, true, false, (h, d, st) -> { });
     }
 
     /**
      * The whole report as Markdown; {@code listener} sees every decision of the main replay. The MoreLikeThis baseline
      * runs over all tasks with {@code mltAll}, else over the second half only (its rows for "all" and "first half"
-     * are then left out).
+     * are then left out). With {@code noBaselines} the main replay runs no baseline at all (--no-baselines: quick runs
+     * of the grid search).
      */
     public static String run(List<ChoiceEvaluation.HistoryTask> tasks, SessionChoiceConfig cfg, boolean calibrate,
-                             boolean mltAll, ChoiceEvaluation.Listener listener) throws Exception {
+                             boolean mltAll, boolean noBaselines, ChoiceEvaluation.Listener listener) throws Exception {
         int half = tasks.size() / 2;
         long t0 = System.nanoTime();
         ChoiceEvaluation.Replay base = ChoiceEvaluation.replay(tasks, cfg, noBaselines ? Integer.MAX_VALUE : mltAll ? 0 : half, listener);
@@ -229,10 +227,7 @@ public final class EvaluateChoice {
         for (double keyFactor : new double[]{1, 2})
             for (double docShare : new double[]{0.2, 0.02})
                 for (double confident : new double[]{6, 7}) {
-                    double anchor = w.anchor();
-                    out.add(base.withVersion("grid").withWeights(new SessionChoiceConfig.Weights(w.link(), w.deliverable(), w.meeting(),
-                                    w.parentPage(), anchor, w.anchorMax(), w.topic(), w.followUp(), w.newWork(), w.warm(),
-                                    w.fillSoft(), w.longChain(), anchor * keyFactor))
+                    out.add(base.withVersion("grid").withWeights(w.withIssueKey(w.anchor() * keyFactor))
                             .withLimits(new SessionChoiceConfig.Limits(l.maxAgeDays(), l.candidates(), l.corpusTasks(),
                                     l.corpusTtlMinutes(), l.corpusFieldChars(), docShare, l.anchorMaxCandidateShare(),
                                     l.topicMinShared(), l.topicCommonShare(), l.minCorpus(), l.timeBudgetMs()))
