@@ -41,6 +41,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -245,14 +246,14 @@ public final class ChoiceService implements AutoCloseable {
             byId.put(v.getSessionId(), v);
         }
         CorpusStats corpus = corpusOf(account, rc.getComputerId(), cfg);
-        Decision d = Scorer.decide(ViewMapping.newRun(rc, account, claim.getSpace()), sessions, corpus, cfg,
-                settings.clock().instant(), System::nanoTime);
+        Instant now = settings.clock().instant(); // one time for the decision and its record
+        Decision d = Scorer.decide(ViewMapping.newRun(rc, account, claim.getSpace()), sessions, corpus, cfg, now, System::nanoTime);
         SessionChoiceRecorded record = ChoiceRecords.toEvent(d);
+        Instant at = now.truncatedTo(ChronoUnit.MILLIS);
         Event e = Event.newBuilder()
                 .setEventId(UUID.randomUUID().toString()) // every decision is recorded, asked twice or not
                 .setAccount(account).setSpace(claim.getSpace())
-                .setOccurredAt(settings.clock().instant().truncatedTo(ChronoUnit.MILLIS))
-                .setRecordedAt(settings.clock().instant().truncatedTo(ChronoUnit.MILLIS))
+                .setOccurredAt(at).setRecordedAt(at)
                 .setSource("service:choice").setPayload(record).build();
         producer.send(new ProducerRecord<>(Topics.EVENTS.name(), account, e)).get(30, TimeUnit.SECONDS);
         ObjectNode out = EventJson.recordToJson(record);
@@ -284,9 +285,24 @@ public final class ChoiceService implements AutoCloseable {
         return out;
     }
 
+    /** Partitions of {@code sessions.events}: read once (the account partitioning depends on them never changing). */
+    private volatile int eventPartitions;
+
+    /** A partition's stored config JSON and the config it gives. */
+    private record HeldConfig(String json, SessionChoiceConfig config) {
+    }
+
+    /** The last config read per partition of {@code sessions.events}, so a request compares the stored JSON only. */
+    private final Map<Integer, HeldConfig> configs = new java.util.concurrent.ConcurrentHashMap<>();
+
     /** The config in force in the account's partition of the log ({@link ChoiceTopology#CONFIG}); the defaults before the first change. */
     SessionChoiceConfig configOf(String account) {
-        int partition = Keys.accountPartition(account, producer.partitionsFor(Topics.EVENTS.name()).size());
+        int partitions = eventPartitions;
+        if (partitions == 0) {
+            partitions = producer.partitionsFor(Topics.EVENTS.name()).size();
+            eventPartitions = partitions;
+        }
+        int partition = Keys.accountPartition(account, partitions);
         ReadOnlyKeyValueStore<String, String> store;
         try {
             store = streams.store(StoreQueryParameters.fromNameAndType(ChoiceTopology.CONFIG, QueryableStoreTypes.<String, String>keyValueStore())
@@ -294,7 +310,14 @@ public final class ChoiceService implements AutoCloseable {
         } catch (InvalidStateStoreException e) {
             throw new ServiceUnavailable("the choice service is loading its views (" + streams.state() + "); try again in a few seconds");
         }
-        return dev.ensemble.sessions.choice.ChoiceConfigEvents.ofStored(store.get(ChoiceTopology.CONFIG_KEY));
+        String json = store.get(ChoiceTopology.CONFIG_KEY);
+        HeldConfig held = configs.get(partition);
+        if (held != null && java.util.Objects.equals(held.json(), json)) {
+            return held.config();
+        }
+        SessionChoiceConfig cfg = dev.ensemble.sessions.choice.ChoiceConfigEvents.ofStored(json);
+        configs.put(partition, new HeldConfig(json, cfg));
+        return cfg;
     }
 
     private CorpusStats corpusOf(String account, String computerId, SessionChoiceConfig cfg) {
