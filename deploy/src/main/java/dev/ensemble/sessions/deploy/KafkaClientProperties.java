@@ -1,5 +1,6 @@
 package dev.ensemble.sessions.deploy;
 
+import dev.ensemble.sessions.schema.Secrets;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -9,8 +10,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
@@ -62,7 +61,7 @@ final class KafkaClientProperties {
      */
     static Credentials readOrCreate(Path file) {
         if (!Files.exists(file)) {
-            Credentials c = new Credentials(file, USER, newPassword());
+            Credentials c = new Credentials(file, USER, Secrets.newSecret());
             StringBuilder text = new StringBuilder()
                     .append("# The embedded Kafka broker's client settings, made at its first start. Every client of that broker\n")
                     .append("# needs them (e.g. kafka-console-consumer.sh --consumer.config this-file); without them it is refused.\n")
@@ -104,12 +103,5 @@ final class KafkaClientProperties {
     static String jaas(String user, String password) {
         return "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user + "\" password=\""
                 + password + "\";";
-    }
-
-    /** 32 random bytes, base64url without padding (nothing to escape in a JAAS or properties file). */
-    static String newPassword() {
-        byte[] b = new byte[32];
-        new SecureRandom().nextBytes(b);
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
     }
 }

@@ -1,5 +1,6 @@
 package dev.ensemble.sessions.deploy;
 
+import dev.ensemble.sessions.schema.Secrets;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
@@ -219,7 +220,7 @@ public final class LocalKafka implements AutoCloseable {
         LocalKafka kafka = null;
         try {
             server = new KafkaRaftServer(new KafkaConfig(brokerConfig(kafkaDir, brokerPort, controllerPort, credentials,
-                    KafkaClientProperties.newPassword()), false), Time.SYSTEM);
+                    Secrets.newSecret()), false), Time.SYSTEM);
             kafka = new LocalKafka(kafkaDir, lock, brokerPort, controllerPort, clusterId, formatted, credentials, server);
             OPEN.add(kafka);
             server.startup();

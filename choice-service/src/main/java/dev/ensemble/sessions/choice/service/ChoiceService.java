@@ -123,13 +123,7 @@ public final class ChoiceService implements AutoCloseable {
      * account named in the request, so only its gateway (which checked the person's token) may call it. Random per
      * instance (32 bytes, base64url); the gateway gets it with the URL ({@link #secret()}).
      */
-    private final String secret = newSecret();
-
-    private static String newSecret() {
-        byte[] b = new byte[32];
-        new java.security.SecureRandom().nextBytes(b);
-        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b);
-    }
+    private final String secret = dev.ensemble.sessions.schema.Secrets.newSecret();
 
     /** The secret a caller sends as {@code Authorization: Bearer <secret>}; requests without it are refused (401). */
     public String secret() {
