@@ -91,10 +91,11 @@ final class SoakCommand implements Callable<Integer> {
                 dir, Arrays.stream(upJavaOptions.trim().split("\\s+")).filter(o -> !o.isEmpty()).toList(),
                 Duration.ofSeconds(settleSeconds), Duration.ofMinutes(timeoutMinutes), seed);
         Soak.Result r = Soak.run(settings, System.out);
-        String block = block(r, commandLine(), ZonedDateTime.now(ZoneOffset.UTC), commit(projectRoot()));
+        Path root = projectRoot();
+        String block = block(r, commandLine(), ZonedDateTime.now(ZoneOffset.UTC), commit(root));
         System.out.println();
         System.out.println(block);
-        Path file = noReport ? null : report != null ? report : projectRoot() == null ? null : projectRoot().resolve("docs/reliability.md");
+        Path file = noReport ? null : report != null ? report : root == null ? null : root.resolve("docs/reliability.md");
         if (file != null) {
             appendUnderSoak(file, block);
             System.out.println("appended to " + file);
