@@ -1,6 +1,7 @@
 package dev.ensemble.sessions.deploy;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -108,15 +109,43 @@ final class SoakCommand implements Callable<Integer> {
         return r.passed() ? 0 : 1;
     }
 
-    private String commandLine() {
-        return "ensemble-sessions soak --events " + events + " --accounts " + accounts + " --bad-share " + badShare
-                + (noKill ? " --no-kill" : " --kill-at " + killAt) + " --clients " + clients;
+    /**
+     * The command that repeats this run: every option with its value (the defaults too, so the entry says what ran even
+     * when a default changes later); a flag only when set, an option without a value (e.g. {@code --work-dir}) left out.
+     */
+    String commandLine() {
+        StringBuilder b = new StringBuilder("ensemble-sessions soak");
+        for (OptionSpec o : spec.options()) {
+            Object value = o.getValue();
+            if (o.usageHelp() || o.versionHelp() || value == null) {
+                continue;
+            }
+            if (o.typeInfo().isBoolean()) {
+                if (Boolean.TRUE.equals(value)) {
+                    b.append(' ').append(o.longestName());
+                }
+                continue;
+            }
+            b.append(' ').append(o.longestName()).append(' ').append(shellWord(value.toString()));
+        }
+        return b.toString();
+    }
+
+    /** {@code word} as a shell reads it back: in single quotes when it holds anything but plain characters. */
+    static String shellWord(String word) {
+        return !word.isEmpty() && word.matches("[A-Za-z0-9_.,:/=+@%-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
     }
 
     /** One run's entry: a heading with the date and commit, the command, the table and its findings. */
     static String block(Soak.Result r, String command, ZonedDateTime when, String commit) {
         return "### " + when.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")) + ", commit " + commit + "\n\n`"
-                + command + "` (" + String.format("%.0f s", r.seconds()) + ", 2 shared cores)\n\n" + Soak.table(r);
+                + command + "` (" + String.format("%.0f s", r.seconds()) + ", " + cores(Runtime.getRuntime().availableProcessors())
+                + ")\n\n" + Soak.table(r);
+    }
+
+    /** "1 core", "4 cores": the processors this JVM had (shared with whatever else ran on the machine). */
+    static String cores(int n) {
+        return n + (n == 1 ? " core" : " cores");
     }
 
     /**

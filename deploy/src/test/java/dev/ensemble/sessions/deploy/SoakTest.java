@@ -71,4 +71,17 @@ class SoakTest {
         assertThat(both.indexOf("### 2026-12-01 16:00")).isLessThan(both.indexOf("## Limits"));
         assertThat(both).endsWith("## Limits\n\nothers' words\n").containsOnlyOnce("## Soak");
     }
+
+    @Test
+    void theRecordedCommandNamesEveryOptionWithItsValueSoTheRunCanBeRepeated() {
+        SoakCommand soak = new SoakCommand();
+        new picocli.CommandLine(soak).parseArgs("--events", "2000", "--repost-share", "0.05", "--no-kill", "--seed", "7",
+                "--up-java-options", "-Xmx1g -XX:+UseSerialGC");
+        assertThat(soak.commandLine()).isEqualTo("ensemble-sessions soak --events 2000 --accounts 2000 --bad-share 0.01"
+                + " --repost-share 0.05 --kill-at 0.5 --no-kill --clients 16 --probe-share 0.25 --settle-seconds 180"
+                + " --timeout-minutes 30 --up-java-options '-Xmx1g -XX:+UseSerialGC' --seed 7");
+        assertThat(SoakCommand.shellWord("it's")).isEqualTo("'it'\\''s'");
+        assertThat(SoakCommand.cores(1)).isEqualTo("1 core");
+        assertThat(SoakCommand.cores(8)).isEqualTo("8 cores");
+    }
 }
