@@ -75,8 +75,8 @@ final class RebuildCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        requireWindow(spec, completedWindowDays);
-        requirePort(spec, "--kafka-port", kafkaPort);
+        CommandChecks.requireWindow(spec, completedWindowDays);
+        CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
         Map<String, Object> security = UpCommand.clusterClientProperties(spec, bootstrapServers, clientProperties);
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
@@ -191,20 +191,6 @@ final class RebuildCommand implements Callable<Integer> {
             } finally {
                 if (bar != null) bar.close();
             }
-        }
-    }
-
-    /** Refuses a port option outside 0–65535 (0: any free port): a usage error, exit code 2, the option named. */
-    static void requirePort(picocli.CommandLine.Model.CommandSpec spec, String option, int port) {
-        if (port < 0 || port > 65535) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), option + " must be a port from 0 to 65535 (0: any free one), not " + port);
-        }
-    }
-
-    /** Refuses a negative {@code --completed-window-days} (a usage error: exit code 2, the option named). */
-    static void requireWindow(picocli.CommandLine.Model.CommandSpec spec, int days) {
-        if (days < 0) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--completed-window-days must be 0 or more, not " + days);
         }
     }
 

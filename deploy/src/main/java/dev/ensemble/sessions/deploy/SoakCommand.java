@@ -16,6 +16,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
 
+import static dev.ensemble.sessions.deploy.CommandChecks.require;
+
 /**
  * {@code ensemble-sessions soak}: {@link Soak} against a real {@code up} started in a process of its own on a fresh data
  * folder, killed with SIGKILL halfway and started again; prints its table and appends it, with the date and the commit,
@@ -76,15 +78,15 @@ final class SoakCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        require(events >= 1, "--events must be 1 or more, not " + events);
-        require(accounts >= 1 && accounts <= events, "--accounts must be from 1 to --events, not " + accounts);
-        require(badShare >= 0 && badShare <= 0.5, "--bad-share must be from 0 to 0.5, not " + badShare);
-        require(repostShare >= 0 && repostShare <= 1, "--repost-share must be from 0 to 1, not " + repostShare);
-        require(killAt > 0 && killAt < 1, "--kill-at must be above 0 and below 1, not " + killAt);
-        require(clients >= 1 && clients <= 256, "--clients must be from 1 to 256, not " + clients);
-        require(probeShare >= 0 && probeShare <= 1, "--probe-share must be from 0 to 1, not " + probeShare);
-        require(settleSeconds >= 1, "--settle-seconds must be 1 or more, not " + settleSeconds);
-        require(timeoutMinutes >= 1, "--timeout-minutes must be 1 or more, not " + timeoutMinutes);
+        CommandChecks.requireAtLeast(spec, "--events", events, 1);
+        require(spec, accounts >= 1 && accounts <= events, "--accounts must be from 1 to --events, not " + accounts);
+        CommandChecks.requireShare(spec, "--bad-share", badShare, 0.5);
+        CommandChecks.requireShare(spec, "--repost-share", repostShare);
+        require(spec, killAt > 0 && killAt < 1, "--kill-at must be above 0 and below 1, not " + killAt);
+        require(spec, clients >= 1 && clients <= 256, "--clients must be from 1 to 256, not " + clients);
+        CommandChecks.requireShare(spec, "--probe-share", probeShare);
+        CommandChecks.requireAtLeast(spec, "--settle-seconds", settleSeconds, 1);
+        CommandChecks.requireAtLeast(spec, "--timeout-minutes", timeoutMinutes, 1);
         boolean temporary = workDir == null;
         Path dir = temporary ? Files.createTempDirectory("ensemble-soak") : workDir.toAbsolutePath();
         Files.createDirectories(dir);
@@ -229,11 +231,5 @@ final class SoakCommand implements Callable<Integer> {
         Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         return p.waitFor() == 0 ? out : "";
-    }
-
-    private void require(boolean ok, String message) {
-        if (!ok) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), message);
-        }
     }
 }

@@ -177,9 +177,9 @@ final class UpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        RebuildCommand.requireWindow(spec, completedWindowDays);
-        RebuildCommand.requirePort(spec, "--port", port);
-        RebuildCommand.requirePort(spec, "--kafka-port", kafkaPort);
+        CommandChecks.requireWindow(spec, completedWindowDays);
+        CommandChecks.requirePort(spec, "--port", port);
+        CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
         Map<String, Object> given = clusterClientProperties(spec, bootstrapServers, clientProperties);
         DataDir data = DataDir.of(dataDir);
         if (bootstrapServers == null) {
