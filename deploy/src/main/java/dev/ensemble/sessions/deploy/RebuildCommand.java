@@ -44,12 +44,8 @@ final class RebuildCommand implements Callable<Integer> {
     @Option(names = "--kafka-port", defaultValue = "9092", description = "the embedded broker's port (default ${DEFAULT-VALUE})")
     int kafkaPort;
 
-    @Option(names = "--bootstrap-servers", description = "rebuild against this Kafka cluster instead of the data folder's broker (stop every projector instance first)")
-    String bootstrapServers;
-
-    @Option(names = "--client-properties", paramLabel = "FILE", description = "with --bootstrap-servers: that cluster's Kafka client "
-            + "settings (security.protocol, sasl.*, ssl.*)")
-    Path clientProperties;
+    @picocli.CommandLine.Mixin
+    ClusterOptions cluster = new ClusterOptions();
 
     @Option(names = "--replication-factor", defaultValue = "1", description = "of the internal topics it recreates (default ${DEFAULT-VALUE})")
     int replicationFactor;
@@ -77,11 +73,11 @@ final class RebuildCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         CommandChecks.requireWindow(spec, completedWindowDays);
         CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
-        Map<String, Object> security = UpCommand.clusterClientProperties(spec, bootstrapServers, clientProperties);
+        Map<String, Object> security = cluster.clientProperties();
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
         data.requireNotAFile();
-        if (bootstrapServers == null && !java.nio.file.Files.isDirectory(data.root().resolve("kafka"))) {
+        if (cluster.bootstrapServers == null && !java.nio.file.Files.isDirectory(data.root().resolve("kafka"))) {
             // nothing to rebuild, and a mistyped path should not leave a new data folder behind
             out.println("No event log in " + data.root() + " (no kafka folder there): nothing to rebuild. "
                     + "Give the data folder that up uses (--data-dir), or start the system with up first.");
@@ -89,7 +85,7 @@ final class RebuildCommand implements Callable<Integer> {
         }
         data.createPrivate();
         try {
-            String bootstrap = bootstrapServers;
+            String bootstrap = cluster.bootstrapServers;
             if (bootstrap == null) {
                 try {
                     kafka = LocalKafka.start(data.root(), kafkaPort);

@@ -57,12 +57,8 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--kafka-port", defaultValue = "9092", description = "the embedded broker's port; another free one is taken when it is busy (default ${DEFAULT-VALUE})")
     int kafkaPort;
 
-    @Option(names = "--bootstrap-servers", description = "use this Kafka cluster instead of starting the embedded broker")
-    String bootstrapServers;
-
-    @Option(names = "--client-properties", paramLabel = "FILE", description = "with --bootstrap-servers: that cluster's Kafka client "
-            + "settings (security.protocol, sasl.*, ssl.*), given to every client")
-    Path clientProperties;
+    @picocli.CommandLine.Mixin
+    ClusterOptions cluster = new ClusterOptions();
 
     @Option(names = "--replication-factor", defaultValue = "1", description = "of the topics it creates (default ${DEFAULT-VALUE})")
     short replicationFactor;
@@ -180,9 +176,9 @@ final class UpCommand implements Callable<Integer> {
         CommandChecks.requireWindow(spec, completedWindowDays);
         CommandChecks.requirePort(spec, "--port", port);
         CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
-        Map<String, Object> given = clusterClientProperties(spec, bootstrapServers, clientProperties);
+        Map<String, Object> given = cluster.clientProperties();
         DataDir data = DataDir.of(dataDir);
-        if (bootstrapServers == null) {
+        if (cluster.bootstrapServers == null) {
             try { // before the ports: a second 'up' on the same folder also finds the first one's ports taken
                 LocalKafka.requireNotInUse(data.root());
             } catch (LocalKafka.InUse e) {
@@ -210,9 +206,9 @@ final class UpCommand implements Callable<Integer> {
         }, "ensemble-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            String bootstrap = bootstrapServers;
+            String bootstrap = cluster.bootstrapServers;
             Map<String, Object> security = given; // the cluster's client properties, given to every client
-            Path securityFile = clientProperties == null ? null : clientProperties.toAbsolutePath();
+            Path securityFile = cluster.clientPropertiesFile == null ? null : cluster.clientPropertiesFile.toAbsolutePath();
             if (bootstrap == null) {
                 LocalKafka kafka;
                 try {
@@ -321,23 +317,6 @@ final class UpCommand implements Callable<Integer> {
                 dev.ensemble.sessions.choice.service.ChoiceTopology.build(g), replicationFactor);
         StreamsDefaults.createChangelogs(admin, g.applicationId(dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID),
                 dev.ensemble.sessions.gateway.SessionReads.buildTopology(g), replicationFactor);
-    }
-
-    /**
-     * The client properties {@code --client-properties} names (empty without it), for the cluster {@code --bootstrap-servers}
-     * names; a usage error (exit code 2) when it is given without {@code --bootstrap-servers} (the embedded broker makes its own).
-     *
-     * @throws IllegalArgumentException when the file cannot be read
-     */
-    static Map<String, Object> clusterClientProperties(picocli.CommandLine.Model.CommandSpec spec, String bootstrapServers, Path file) {
-        if (file == null) {
-            return Map.of();
-        }
-        if (bootstrapServers == null) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--client-properties goes with --bootstrap-servers "
-                    + "(the embedded broker's clients use <data-dir>/" + LocalKafka.CLIENT_PROPERTIES + ")");
-        }
-        return KafkaClientProperties.load(file);
     }
 
     static void closeAll(List<AutoCloseable> running) {
