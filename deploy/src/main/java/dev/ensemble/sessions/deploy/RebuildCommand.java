@@ -91,8 +91,8 @@ final class RebuildCommand implements Callable<Integer> {
                     kafka = LocalKafka.start(data.root(), kafkaPort);
                 } catch (LocalKafka.InUse e) {
                     // up runs on this data folder: rebuild beside it
-                    return blueGreen(data.readEndpoints().path("bootstrapServers").asText(), data.readClientProperties(), out,
-                            BLUE_GREEN_TIMEOUT);
+                    DataDir.Cluster running = data.runningCluster();
+                    return blueGreen(running.bootstrapServers(), running.clientProperties(), out, BLUE_GREEN_TIMEOUT);
                 }
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();

@@ -59,15 +59,13 @@ final class RecalibrateCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--since must be an ISO-8601 instant such as 2026-11-01T00:00:00Z, not '" + since + "'");
             }
         }
-        java.util.Map<String, Object> security = cluster.given()
-                ? cluster.clientProperties()
-                : DataDir.of(dataDir).readClientProperties(); // the running system's (the embedded broker's credentials)
-        String bootstrap = cluster.bootstrapServers != null ? cluster.bootstrapServers
-                : DataDir.of(dataDir).readEndpoints().path("bootstrapServers").asText();
+        DataDir.Cluster kafka = cluster.given()
+                ? new DataDir.Cluster(cluster.bootstrapServers, cluster.clientProperties())
+                : DataDir.of(dataDir).runningCluster(); // the running system's (the embedded broker's credentials)
         ProgressBar[] bar = new ProgressBar[1];
         ChoiceLogReader.Read read;
         try {
-            read = ChoiceLogReader.read(bootstrap, security, from, total -> {
+            read = ChoiceLogReader.read(kafka.bootstrapServers(), kafka.clientProperties(), from, total -> {
                 if (total >= PROGRESS_MIN_RECORDS) {
                     bar[0] = new ProgressBarBuilder().setTaskName("Reading the log").setInitialMax(total).setUnit(" events", 1)
                             .setStyle(ProgressBarStyle.ASCII).setConsumer(new ConsoleProgressBarConsumer(System.err)).build();

@@ -724,7 +724,7 @@ final class Soak {
      * committed offsets against the topics' last stable offsets); "unknown" when the offsets cannot be read.
      */
     private String behind(DataDir data) {
-        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(clientConfig(data))) {
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(data.runningCluster().clientConfig())) {
             return String.format("the projector is %,d records of %s behind, the gateway's read side %,d records of %s",
                     lag(admin, dev.ensemble.sessions.projector.Projector.APPLICATION_ID, Topics.EVENTS.name()), Topics.EVENTS.name(),
                     lag(admin, dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID, Topics.SESSIONS_VIEW.name()), Topics.SESSIONS_VIEW.name());
@@ -765,7 +765,7 @@ final class Soak {
     }
 
     private LogCount readLog(DataDir data, Set<String> accounts) {
-        Map<String, Object> config = new HashMap<>(clientConfig(data));
+        Map<String, Object> config = data.runningCluster().clientConfig();
         config.put("isolation.level", "read_committed");
         config.put("enable.auto.commit", false);
         config.put("max.poll.records", 5_000);
@@ -799,17 +799,6 @@ final class Soak {
             }
         }
         return new LogCount(counts, records, undecodable);
-    }
-
-    /**
-     * How a command's Kafka client reaches the running {@code up}'s broker, as {@code import} does: the bootstrap servers it
-     * recorded in the data folder's {@code endpoints.json} and the client properties file named there (the embedded
-     * broker's SASL credentials, {@link LocalKafka#CLIENT_PROPERTIES}).
-     */
-    static Map<String, Object> clientConfig(DataDir data) {
-        Map<String, Object> config = new HashMap<>(data.readClientProperties());
-        config.put("bootstrap.servers", data.readEndpoints().path("bootstrapServers").asText());
-        return config;
     }
 
     // ---- the result ----
