@@ -113,9 +113,6 @@ final class RebuildCommand implements Callable<Integer> {
     /** The longest a blue/green rebuild is followed. */
     static final Duration BLUE_GREEN_TIMEOUT = Duration.ofHours(6);
 
-    /** The readers that switch generations ({@link Generations#readerKey}). */
-    static final List<String> READERS = List.of("gateway", "choice", "cleanup");
-
     /** Whether the serving generation's projector runs (its consumer group has members). */
     static boolean serving(String bootstrap, Map<String, ?> security) throws Exception {
         String group = Generations.serving(bootstrap, security).applicationId(Projector.APPLICATION_ID);
@@ -148,7 +145,7 @@ final class RebuildCommand implements Callable<Integer> {
             seen = now;
             String number = Integer.toString(next.number());
             if (number.equals(now.get(Generations.SERVING))
-                    && READERS.stream().allMatch(r -> number.equals(now.get(Generations.readerKey(r))))) {
+                    && UpCommand.GENERATION_READERS.stream().allMatch(r -> number.equals(now.get(Generations.readerKey(r))))) {
                 out.println("Projector generation " + next + " serves; generation " + old + " is being removed.");
                 return 0;
             }

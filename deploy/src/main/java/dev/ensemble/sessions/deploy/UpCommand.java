@@ -48,6 +48,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class UpCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(UpCommand.class);
 
+    /**
+     * The services {@code up} starts that read the projector's views and switch to a new generation, each acknowledging it
+     * ({@link dev.ensemble.sessions.schema.Generations#readerKey}): after a hand-over the projector waits for them before it
+     * removes the old generation, and {@code rebuild} follows them until they all read the new one.
+     */
+    static final List<String> GENERATION_READERS = List.of("gateway", "choice", "cleanup");
+
     @Option(names = "--data-dir", description = "where everything is kept (default ~/.ensemble-sessions)")
     Path dataDir;
 
@@ -233,7 +240,7 @@ final class UpCommand implements Callable<Integer> {
             }
             // the serving generation's projector; a rebuild asked for by `rebuild` builds the next one beside it
             ProjectorGenerations projector = new ProjectorGenerations(bootstrap, data.state("projector"), replicationFactor, security,
-                    rules, List.of("gateway", "choice", "cleanup"), line -> System.out.println("rebuild: " + line));
+                    rules, GENERATION_READERS, line -> System.out.println("rebuild: " + line));
             running.add(projector);
             projector.start();
             CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, security);
