@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The soak end to end, small: 2,000 events over 50 accounts (1% bad, some batches posted twice, also at once) to a real
@@ -83,5 +84,31 @@ class SoakTest {
         assertThat(SoakCommand.shellWord("it's")).isEqualTo("'it'\\''s'");
         assertThat(SoakCommand.cores(1)).isEqualTo("1 core");
         assertThat(SoakCommand.cores(8)).isEqualTo("8 cores");
+    }
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    void aPostingThatFailsLeavesNoKillerWaitingBehind(@TempDir Path dir) throws Exception {
+        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+        // no time for the posting: the first client fails long before the kill's share (90%) is answered
+        assertThatThrownBy(() -> Soak.run(new Soak.Settings(200, 20, 0, 0, 0.9, 1, 0.5, dir, List.of("-Xmx512m"),
+                Duration.ofSeconds(10), Duration.ZERO, 14), new PrintStream(progress, true, StandardCharsets.UTF_8)))
+                .as(progress.toString(StandardCharsets.UTF_8)).hasMessageContaining("the posting took longer than 0 s");
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (killerAlive() && System.nanoTime() < until) {
+            Thread.sleep(50);
+        }
+        assertThat(killerAlive()).as("the soak's killer thread still waits").isFalse();
+    }
+
+    private static boolean killerAlive() {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals("soak-killer") && t.isAlive());
+    }
+
+    @Test
+    void aFailedRestartIsRecordedAlsoWhenItsFailureHasNoMessage() {
+        assertThat(Soak.firstLine(new IllegalStateException())).isEqualTo("java.lang.IllegalStateException");
+        assertThat(Soak.firstLine(new IllegalStateException("up ended (exit code 1)\nits output ends with: …")))
+                .isEqualTo("up ended (exit code 1)");
     }
 }
