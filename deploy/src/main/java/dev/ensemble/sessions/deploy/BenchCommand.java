@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
+import static dev.ensemble.sessions.deploy.CommandChecks.require;
+
 /** {@code ensemble-sessions bench}: the projector's throughput and lag on a fresh embedded broker. */
 @Command(name = "bench", mixinStandardHelpOptions = true, subcommands = ImportBench.class,
         description = "Replays synthetic runs and engine events through a fresh embedded broker and the projector "
@@ -42,17 +44,17 @@ final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        require(events >= 1, "--events must be 1 or more, not " + events);
-        require(warmupEvents >= 0, "--warmup-events must be 0 or more, not " + warmupEvents);
-        require(accounts >= 1, "--accounts must be 1 or more, not " + accounts);
-        require(partitions >= 1, "--partitions must be 1 or more, not " + partitions);
-        require(!replayOnly || recalibrateDecisions > 0, "--replay-only runs the replay benchmarks: --recalibrate-decisions must be 1 or more");
-        require(recalibrateDecisions >= 0, "--recalibrate-decisions must be 0 or more, not " + recalibrateDecisions);
+        CommandChecks.requireAtLeast(spec, "--events", events, 1);
+        CommandChecks.requireAtLeast(spec, "--warmup-events", warmupEvents, 0);
+        CommandChecks.requireAtLeast(spec, "--accounts", accounts, 1);
+        CommandChecks.requireAtLeast(spec, "--partitions", partitions, 1);
+        require(spec, !replayOnly || recalibrateDecisions > 0, "--replay-only runs the replay benchmarks: --recalibrate-decisions must be 1 or more");
+        CommandChecks.requireAtLeast(spec, "--recalibrate-decisions", recalibrateDecisions, 0);
         for (String key : settings.keySet()) {
-            require(isStreamsSetting(key), "--set " + key + ": not a Kafka Streams setting (nor a producer., consumer., "
+            require(spec, isStreamsSetting(key), "--set " + key + ": not a Kafka Streams setting (nor a producer., consumer., "
                     + "main.consumer., restore.consumer., global.consumer., admin. or topic. one)");
         }
-        require((long) events + warmupEvents <= 50_000_000L, "--events plus --warmup-events must be 50,000,000 or fewer (they are held in memory)");
+        require(spec, (long) events + warmupEvents <= 50_000_000L, "--events plus --warmup-events must be 50,000,000 or fewer (they are held in memory)");
         Path dir = Files.createTempDirectory("ensemble-bench");
         System.out.println("starting a fresh broker in " + dir);
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
@@ -123,12 +125,6 @@ final class BenchCommand implements Callable<Integer> {
             }
         }
         return false;
-    }
-
-    private void require(boolean ok, String message) {
-        if (!ok) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), message);
-        }
     }
 
     static void deleteQuietly(Path dir) {

@@ -141,10 +141,29 @@ record DataDir(Path root) {
         writePrivate(endpoints(), o.toPrettyString());
     }
 
-    /** The running system's Kafka client properties ({@code clientProperties} in its endpoints); empty when it has none. */
-    java.util.Map<String, Object> readClientProperties() {
-        JsonNode file = readEndpoints().path("clientProperties");
-        return file.isTextual() ? KafkaClientProperties.load(Path.of(file.asText())) : java.util.Map.of();
+    /**
+     * A Kafka cluster as its clients reach it: its bootstrap servers and its client properties (security settings; empty
+     * for a cluster without security).
+     */
+    record Cluster(String bootstrapServers, java.util.Map<String, Object> clientProperties) {
+        /** A client's base settings: the client properties and {@code bootstrap.servers} (a new mutable map). */
+        java.util.Map<String, Object> clientConfig() {
+            return dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
+        }
+    }
+
+    /**
+     * The running system's cluster, from one read of its endpoints: the bootstrap servers it recorded and the client
+     * properties in the file named there ({@code clientProperties}; none when it names no file), e.g. the embedded
+     * broker's credentials ({@link LocalKafka#CLIENT_PROPERTIES}).
+     *
+     * @throws IllegalStateException when no running system left its endpoints here
+     */
+    Cluster runningCluster() {
+        JsonNode endpoints = readEndpoints();
+        JsonNode file = endpoints.path("clientProperties");
+        return new Cluster(endpoints.path("bootstrapServers").asText(),
+                file.isTextual() ? KafkaClientProperties.load(Path.of(file.asText())) : java.util.Map.of());
     }
 
     /** The running system's endpoints. */

@@ -35,8 +35,7 @@ final class ImportCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         DataDir data = DataDir.of(dataDir);
-        String bootstrap = data.readEndpoints().path("bootstrapServers").asText();
-        java.util.Map<String, Object> security = data.readClientProperties();
+        DataDir.Cluster kafka = data.runningCluster();
         List<Path> claude = new ArrayList<>();
         List<Path> codex = new ArrayList<>();
         for (Path d : dirs) {
@@ -60,7 +59,7 @@ final class ImportCommand implements Callable<Integer> {
         String who = account != null ? account : System.getProperty("user.name", "local");
         ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
                 data.importState("import-state-cli.json"));
-        try (KafkaEventSink sink = new KafkaEventSink(bootstrap, security)) {
+        try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers(), kafka.clientProperties())) {
             new StoreImporter(config, new ImportProgressBar(System.out)).importAll(claude, codex, sink); // prints its summary line
             sink.flush();
         }

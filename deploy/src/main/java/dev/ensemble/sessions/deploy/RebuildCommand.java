@@ -44,12 +44,8 @@ final class RebuildCommand implements Callable<Integer> {
     @Option(names = "--kafka-port", defaultValue = "9092", description = "the embedded broker's port (default ${DEFAULT-VALUE})")
     int kafkaPort;
 
-    @Option(names = "--bootstrap-servers", description = "rebuild against this Kafka cluster instead of the data folder's broker (stop every projector instance first)")
-    String bootstrapServers;
-
-    @Option(names = "--client-properties", paramLabel = "FILE", description = "with --bootstrap-servers: that cluster's Kafka client "
-            + "settings (security.protocol, sasl.*, ssl.*)")
-    Path clientProperties;
+    @picocli.CommandLine.Mixin
+    ClusterOptions cluster = new ClusterOptions();
 
     @Option(names = "--replication-factor", defaultValue = "1", description = "of the internal topics it recreates (default ${DEFAULT-VALUE})")
     int replicationFactor;
@@ -75,13 +71,13 @@ final class RebuildCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        requireWindow(spec, completedWindowDays);
-        requirePort(spec, "--kafka-port", kafkaPort);
-        Map<String, Object> security = UpCommand.clusterClientProperties(spec, bootstrapServers, clientProperties);
+        CommandChecks.requireWindow(spec, completedWindowDays);
+        CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
+        Map<String, Object> security = cluster.clientProperties();
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
         data.requireNotAFile();
-        if (bootstrapServers == null && !java.nio.file.Files.isDirectory(data.root().resolve("kafka"))) {
+        if (cluster.bootstrapServers == null && !java.nio.file.Files.isDirectory(data.root().resolve("kafka"))) {
             // nothing to rebuild, and a mistyped path should not leave a new data folder behind
             out.println("No event log in " + data.root() + " (no kafka folder there): nothing to rebuild. "
                     + "Give the data folder that up uses (--data-dir), or start the system with up first.");
@@ -89,14 +85,14 @@ final class RebuildCommand implements Callable<Integer> {
         }
         data.createPrivate();
         try {
-            String bootstrap = bootstrapServers;
+            String bootstrap = cluster.bootstrapServers;
             if (bootstrap == null) {
                 try {
                     kafka = LocalKafka.start(data.root(), kafkaPort);
                 } catch (LocalKafka.InUse e) {
                     // up runs on this data folder: rebuild beside it
-                    return blueGreen(data.readEndpoints().path("bootstrapServers").asText(), data.readClientProperties(), out,
-                            BLUE_GREEN_TIMEOUT);
+                    DataDir.Cluster running = data.runningCluster();
+                    return blueGreen(running.bootstrapServers(), running.clientProperties(), out, BLUE_GREEN_TIMEOUT);
                 }
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
@@ -116,9 +112,6 @@ final class RebuildCommand implements Callable<Integer> {
 
     /** The longest a blue/green rebuild is followed. */
     static final Duration BLUE_GREEN_TIMEOUT = Duration.ofHours(6);
-
-    /** The readers that switch generations ({@link Generations#readerKey}). */
-    static final List<String> READERS = List.of("gateway", "choice", "cleanup");
 
     /** Whether the serving generation's projector runs (its consumer group has members). */
     static boolean serving(String bootstrap, Map<String, ?> security) throws Exception {
@@ -152,7 +145,7 @@ final class RebuildCommand implements Callable<Integer> {
             seen = now;
             String number = Integer.toString(next.number());
             if (number.equals(now.get(Generations.SERVING))
-                    && READERS.stream().allMatch(r -> number.equals(now.get(Generations.readerKey(r))))) {
+                    && UpCommand.GENERATION_READERS.stream().allMatch(r -> number.equals(now.get(Generations.readerKey(r))))) {
                 out.println("Projector generation " + next + " serves; generation " + old + " is being removed.");
                 return 0;
             }
@@ -191,20 +184,6 @@ final class RebuildCommand implements Callable<Integer> {
             } finally {
                 if (bar != null) bar.close();
             }
-        }
-    }
-
-    /** Refuses a port option outside 0–65535 (0: any free port): a usage error, exit code 2, the option named. */
-    static void requirePort(picocli.CommandLine.Model.CommandSpec spec, String option, int port) {
-        if (port < 0 || port > 65535) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), option + " must be a port from 0 to 65535 (0: any free one), not " + port);
-        }
-    }
-
-    /** Refuses a negative {@code --completed-window-days} (a usage error: exit code 2, the option named). */
-    static void requireWindow(picocli.CommandLine.Model.CommandSpec spec, int days) {
-        if (days < 0) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--completed-window-days must be 0 or more, not " + days);
         }
     }
 

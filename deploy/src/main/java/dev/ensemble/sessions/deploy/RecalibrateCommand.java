@@ -40,15 +40,8 @@ final class RecalibrateCommand implements Callable<Integer> {
     @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions); its endpoints.json names the brokers")
     Path dataDir;
 
-    @Option(names = "--bootstrap-servers", description = "the Kafka cluster (instead of --data-dir)")
-    String bootstrapServers;
-
-    @Option(names = "--client-properties", paramLabel = "FILE", description = "with --bootstrap-servers: that cluster's Kafka client "
-            + "settings (security.protocol, sasl.*, ssl.*)")
-    Path clientProperties;
-
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @picocli.CommandLine.Mixin
+    ClusterOptions cluster = new ClusterOptions();
 
     @Option(names = "--report", description = "also write an HTML report with plots here")
     Path report;
@@ -66,15 +59,13 @@ final class RecalibrateCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--since must be an ISO-8601 instant such as 2026-11-01T00:00:00Z, not '" + since + "'");
             }
         }
-        java.util.Map<String, Object> security = bootstrapServers != null || clientProperties != null
-                ? UpCommand.clusterClientProperties(spec, bootstrapServers, clientProperties)
-                : DataDir.of(dataDir).readClientProperties(); // the running system's (the embedded broker's credentials)
-        String bootstrap = bootstrapServers != null ? bootstrapServers
-                : DataDir.of(dataDir).readEndpoints().path("bootstrapServers").asText();
+        DataDir.Cluster kafka = cluster.given()
+                ? new DataDir.Cluster(cluster.bootstrapServers, cluster.clientProperties())
+                : DataDir.of(dataDir).runningCluster(); // the running system's (the embedded broker's credentials)
         ProgressBar[] bar = new ProgressBar[1];
         ChoiceLogReader.Read read;
         try {
-            read = ChoiceLogReader.read(bootstrap, security, from, total -> {
+            read = ChoiceLogReader.read(kafka.bootstrapServers(), kafka.clientProperties(), from, total -> {
                 if (total >= PROGRESS_MIN_RECORDS) {
                     bar[0] = new ProgressBarBuilder().setTaskName("Reading the log").setInitialMax(total).setUnit(" events", 1)
                             .setStyle(ProgressBarStyle.ASCII).setConsumer(new ConsoleProgressBarConsumer(System.err)).build();

@@ -208,36 +208,42 @@ final class Soak {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } catch (Exception e) { // a finding, not the end: the clients keep posting to whatever answers
-                    problems.add("restart: " + e.getMessage().lines().findFirst().orElse(""));
                     restartFailed.set(true);
+                    problems.add("restart: " + firstLine(e));
                 }
             }, "soak-killer");
+            killer.setDaemon(true); // never what keeps the JVM running
             killer.start();
-            List<Future<?>> running = new ArrayList<>();
-            for (int c = 0; c < s.clients(); c++) {
-                List<Account> mine = new ArrayList<>();
-                for (int a = c; a < accounts.size(); a += s.clients()) {
-                    mine.add(accounts.get(a));
+            long lastAnswer;
+            try {
+                List<Future<?>> running = new ArrayList<>();
+                for (int c = 0; c < s.clients(); c++) {
+                    List<Account> mine = new ArrayList<>();
+                    for (int a = c; a < accounts.size(); a += s.clients()) {
+                        mine.add(accounts.get(a));
+                    }
+                    running.add(clients.submit(() -> client(mine, killThreshold, second, probes)));
                 }
-                running.add(clients.submit(() -> client(mine, killThreshold, second, probes)));
-            }
-            long lastProgress = 0;
-            for (Future<?> f : running) {
-                while (true) {
-                    try {
-                        f.get(5, TimeUnit.SECONDS);
-                        break;
-                    } catch (java.util.concurrent.TimeoutException e) {
-                        if (System.currentTimeMillis() - lastProgress > 15_000) {
-                            lastProgress = System.currentTimeMillis();
-                            out.printf("  %,d of %,d events answered%n", answered.get(), s.events());
+                long lastProgress = 0;
+                for (Future<?> f : running) {
+                    while (true) {
+                        try {
+                            f.get(5, TimeUnit.SECONDS);
+                            break;
+                        } catch (java.util.concurrent.TimeoutException e) {
+                            if (System.currentTimeMillis() - lastProgress > 15_000) {
+                                lastProgress = System.currentTimeMillis();
+                                out.printf("  %,d of %,d events answered%n", answered.get(), s.events());
+                            }
                         }
                     }
                 }
+                lastAnswer = System.currentTimeMillis();
+                killNow.countDown(); // no kill asked for (or its share never reached): the killer ends
+                killer.join();
+            } finally {
+                killer.interrupt(); // the posting failed: the killer (waiting for its moment, or restarting up) ends
             }
-            long lastAnswer = System.currentTimeMillis();
-            killNow.countDown(); // no kill asked for (or its share never reached): the killer ends
-            killer.join();
             out.printf("all %,d events answered in %.1f s; waiting for the views to settle …%n", answered.get(), (lastAnswer - postStart) / 1000.0);
             Map<String, AccountCheck> checks = settle(accounts, data);
             double settleSeconds = (System.currentTimeMillis() - lastAnswer) / 1000.0;
@@ -257,6 +263,12 @@ final class Soak {
                 // the hook kills it
             }
         }
+    }
+
+    /** The first line of a failure's message, or the failure itself when it has no message. */
+    static String firstLine(Throwable e) {
+        String message = e.getMessage();
+        return message == null || message.isBlank() ? e.toString() : message.lines().findFirst().orElse("");
     }
 
     // ---- posting ----
@@ -724,7 +736,7 @@ final class Soak {
      * committed offsets against the topics' last stable offsets); "unknown" when the offsets cannot be read.
      */
     private String behind(DataDir data) {
-        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(clientConfig(data))) {
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(data.runningCluster().clientConfig())) {
             return String.format("the projector is %,d records of %s behind, the gateway's read side %,d records of %s",
                     lag(admin, dev.ensemble.sessions.projector.Projector.APPLICATION_ID, Topics.EVENTS.name()), Topics.EVENTS.name(),
                     lag(admin, dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID, Topics.SESSIONS_VIEW.name()), Topics.SESSIONS_VIEW.name());
@@ -765,7 +777,7 @@ final class Soak {
     }
 
     private LogCount readLog(DataDir data, Set<String> accounts) {
-        Map<String, Object> config = new HashMap<>(clientConfig(data));
+        Map<String, Object> config = data.runningCluster().clientConfig();
         config.put("isolation.level", "read_committed");
         config.put("enable.auto.commit", false);
         config.put("max.poll.records", 5_000);
@@ -799,17 +811,6 @@ final class Soak {
             }
         }
         return new LogCount(counts, records, undecodable);
-    }
-
-    /**
-     * How a command's Kafka client reaches the running {@code up}'s broker, as {@code import} does: the bootstrap servers it
-     * recorded in the data folder's {@code endpoints.json} and the client properties file named there (the embedded
-     * broker's SASL credentials, {@link LocalKafka#CLIENT_PROPERTIES}).
-     */
-    static Map<String, Object> clientConfig(DataDir data) {
-        Map<String, Object> config = new HashMap<>(data.readClientProperties());
-        config.put("bootstrap.servers", data.readEndpoints().path("bootstrapServers").asText());
-        return config;
     }
 
     // ---- the result ----

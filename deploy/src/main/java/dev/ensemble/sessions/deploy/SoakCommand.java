@@ -1,6 +1,7 @@
 package dev.ensemble.sessions.deploy;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -14,6 +15,8 @@ import java.time.format.DateTimeFormatter;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
+
+import static dev.ensemble.sessions.deploy.CommandChecks.require;
 
 /**
  * {@code ensemble-sessions soak}: {@link Soak} against a real {@code up} started in a process of its own on a fresh data
@@ -75,15 +78,15 @@ final class SoakCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        require(events >= 1, "--events must be 1 or more, not " + events);
-        require(accounts >= 1 && accounts <= events, "--accounts must be from 1 to --events, not " + accounts);
-        require(badShare >= 0 && badShare <= 0.5, "--bad-share must be from 0 to 0.5, not " + badShare);
-        require(repostShare >= 0 && repostShare <= 1, "--repost-share must be from 0 to 1, not " + repostShare);
-        require(killAt > 0 && killAt < 1, "--kill-at must be above 0 and below 1, not " + killAt);
-        require(clients >= 1 && clients <= 256, "--clients must be from 1 to 256, not " + clients);
-        require(probeShare >= 0 && probeShare <= 1, "--probe-share must be from 0 to 1, not " + probeShare);
-        require(settleSeconds >= 1, "--settle-seconds must be 1 or more, not " + settleSeconds);
-        require(timeoutMinutes >= 1, "--timeout-minutes must be 1 or more, not " + timeoutMinutes);
+        CommandChecks.requireAtLeast(spec, "--events", events, 1);
+        require(spec, accounts >= 1 && accounts <= events, "--accounts must be from 1 to --events, not " + accounts);
+        CommandChecks.requireShare(spec, "--bad-share", badShare, 0.5);
+        CommandChecks.requireShare(spec, "--repost-share", repostShare);
+        require(spec, killAt > 0 && killAt < 1, "--kill-at must be above 0 and below 1, not " + killAt);
+        require(spec, clients >= 1 && clients <= 256, "--clients must be from 1 to 256, not " + clients);
+        CommandChecks.requireShare(spec, "--probe-share", probeShare);
+        CommandChecks.requireAtLeast(spec, "--settle-seconds", settleSeconds, 1);
+        CommandChecks.requireAtLeast(spec, "--timeout-minutes", timeoutMinutes, 1);
         boolean temporary = workDir == null;
         Path dir = temporary ? Files.createTempDirectory("ensemble-soak") : workDir.toAbsolutePath();
         Files.createDirectories(dir);
@@ -91,10 +94,11 @@ final class SoakCommand implements Callable<Integer> {
                 dir, Arrays.stream(upJavaOptions.trim().split("\\s+")).filter(o -> !o.isEmpty()).toList(),
                 Duration.ofSeconds(settleSeconds), Duration.ofMinutes(timeoutMinutes), seed);
         Soak.Result r = Soak.run(settings, System.out);
-        String block = block(r, commandLine(), ZonedDateTime.now(ZoneOffset.UTC), commit(projectRoot()));
+        Path root = projectRoot();
+        String block = block(r, commandLine(), ZonedDateTime.now(ZoneOffset.UTC), commit(root));
         System.out.println();
         System.out.println(block);
-        Path file = noReport ? null : report != null ? report : projectRoot() == null ? null : projectRoot().resolve("docs/reliability.md");
+        Path file = noReport ? null : report != null ? report : root == null ? null : root.resolve("docs/reliability.md");
         if (file != null) {
             appendUnderSoak(file, block);
             System.out.println("appended to " + file);
@@ -107,15 +111,43 @@ final class SoakCommand implements Callable<Integer> {
         return r.passed() ? 0 : 1;
     }
 
-    private String commandLine() {
-        return "ensemble-sessions soak --events " + events + " --accounts " + accounts + " --bad-share " + badShare
-                + (noKill ? " --no-kill" : " --kill-at " + killAt) + " --clients " + clients;
+    /**
+     * The command that repeats this run: every option with its value (the defaults too, so the entry says what ran even
+     * when a default changes later); a flag only when set, an option without a value (e.g. {@code --work-dir}) left out.
+     */
+    String commandLine() {
+        StringBuilder b = new StringBuilder("ensemble-sessions soak");
+        for (OptionSpec o : spec.options()) {
+            Object value = o.getValue();
+            if (o.usageHelp() || o.versionHelp() || value == null) {
+                continue;
+            }
+            if (o.typeInfo().isBoolean()) {
+                if (Boolean.TRUE.equals(value)) {
+                    b.append(' ').append(o.longestName());
+                }
+                continue;
+            }
+            b.append(' ').append(o.longestName()).append(' ').append(shellWord(value.toString()));
+        }
+        return b.toString();
+    }
+
+    /** {@code word} as a shell reads it back: in single quotes when it holds anything but plain characters. */
+    static String shellWord(String word) {
+        return !word.isEmpty() && word.matches("[A-Za-z0-9_.,:/=+@%-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
     }
 
     /** One run's entry: a heading with the date and commit, the command, the table and its findings. */
     static String block(Soak.Result r, String command, ZonedDateTime when, String commit) {
         return "### " + when.format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'")) + ", commit " + commit + "\n\n`"
-                + command + "` (" + String.format("%.0f s", r.seconds()) + ", 2 shared cores)\n\n" + Soak.table(r);
+                + command + "` (" + String.format("%.0f s", r.seconds()) + ", " + cores(Runtime.getRuntime().availableProcessors())
+                + ")\n\n" + Soak.table(r);
+    }
+
+    /** "1 core", "4 cores": the processors this JVM had (shared with whatever else ran on the machine). */
+    static String cores(int n) {
+        return n + (n == 1 ? " core" : " cores");
     }
 
     /**
@@ -199,11 +231,5 @@ final class SoakCommand implements Callable<Integer> {
         Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
         return p.waitFor() == 0 ? out : "";
-    }
-
-    private void require(boolean ok, String message) {
-        if (!ok) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), message);
-        }
     }
 }

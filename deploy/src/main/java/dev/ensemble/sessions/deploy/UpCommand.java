@@ -48,6 +48,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class UpCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(UpCommand.class);
 
+    /**
+     * The services {@code up} starts that read the projector's views and switch to a new generation, each acknowledging it
+     * ({@link dev.ensemble.sessions.schema.Generations#readerKey}): after a hand-over the projector waits for them before it
+     * removes the old generation, and {@code rebuild} follows them until they all read the new one.
+     */
+    static final List<String> GENERATION_READERS = List.of("gateway", "choice", "cleanup");
+
     @Option(names = "--data-dir", description = "where everything is kept (default ~/.ensemble-sessions)")
     Path dataDir;
 
@@ -57,12 +64,8 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--kafka-port", defaultValue = "9092", description = "the embedded broker's port; another free one is taken when it is busy (default ${DEFAULT-VALUE})")
     int kafkaPort;
 
-    @Option(names = "--bootstrap-servers", description = "use this Kafka cluster instead of starting the embedded broker")
-    String bootstrapServers;
-
-    @Option(names = "--client-properties", paramLabel = "FILE", description = "with --bootstrap-servers: that cluster's Kafka client "
-            + "settings (security.protocol, sasl.*, ssl.*), given to every client")
-    Path clientProperties;
+    @picocli.CommandLine.Mixin
+    ClusterOptions cluster = new ClusterOptions();
 
     @Option(names = "--replication-factor", defaultValue = "1", description = "of the topics it creates (default ${DEFAULT-VALUE})")
     short replicationFactor;
@@ -177,12 +180,12 @@ final class UpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        RebuildCommand.requireWindow(spec, completedWindowDays);
-        RebuildCommand.requirePort(spec, "--port", port);
-        RebuildCommand.requirePort(spec, "--kafka-port", kafkaPort);
-        Map<String, Object> given = clusterClientProperties(spec, bootstrapServers, clientProperties);
+        CommandChecks.requireWindow(spec, completedWindowDays);
+        CommandChecks.requirePort(spec, "--port", port);
+        CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
+        Map<String, Object> given = cluster.clientProperties();
         DataDir data = DataDir.of(dataDir);
-        if (bootstrapServers == null) {
+        if (cluster.bootstrapServers == null) {
             try { // before the ports: a second 'up' on the same folder also finds the first one's ports taken
                 LocalKafka.requireNotInUse(data.root());
             } catch (LocalKafka.InUse e) {
@@ -210,9 +213,9 @@ final class UpCommand implements Callable<Integer> {
         }, "ensemble-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            String bootstrap = bootstrapServers;
+            String bootstrap = cluster.bootstrapServers;
             Map<String, Object> security = given; // the cluster's client properties, given to every client
-            Path securityFile = clientProperties == null ? null : clientProperties.toAbsolutePath();
+            Path securityFile = cluster.clientPropertiesFile == null ? null : cluster.clientPropertiesFile.toAbsolutePath();
             if (bootstrap == null) {
                 LocalKafka kafka;
                 try {
@@ -237,7 +240,7 @@ final class UpCommand implements Callable<Integer> {
             }
             // the serving generation's projector; a rebuild asked for by `rebuild` builds the next one beside it
             ProjectorGenerations projector = new ProjectorGenerations(bootstrap, data.state("projector"), replicationFactor, security,
-                    rules, List.of("gateway", "choice", "cleanup"), line -> System.out.println("rebuild: " + line));
+                    rules, GENERATION_READERS, line -> System.out.println("rebuild: " + line));
             running.add(projector);
             projector.start();
             CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, security);
@@ -321,23 +324,6 @@ final class UpCommand implements Callable<Integer> {
                 dev.ensemble.sessions.choice.service.ChoiceTopology.build(g), replicationFactor);
         StreamsDefaults.createChangelogs(admin, g.applicationId(dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID),
                 dev.ensemble.sessions.gateway.SessionReads.buildTopology(g), replicationFactor);
-    }
-
-    /**
-     * The client properties {@code --client-properties} names (empty without it), for the cluster {@code --bootstrap-servers}
-     * names; a usage error (exit code 2) when it is given without {@code --bootstrap-servers} (the embedded broker makes its own).
-     *
-     * @throws IllegalArgumentException when the file cannot be read
-     */
-    static Map<String, Object> clusterClientProperties(picocli.CommandLine.Model.CommandSpec spec, String bootstrapServers, Path file) {
-        if (file == null) {
-            return Map.of();
-        }
-        if (bootstrapServers == null) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--client-properties goes with --bootstrap-servers "
-                    + "(the embedded broker's clients use <data-dir>/" + LocalKafka.CLIENT_PROPERTIES + ")");
-        }
-        return KafkaClientProperties.load(file);
     }
 
     static void closeAll(List<AutoCloseable> running) {

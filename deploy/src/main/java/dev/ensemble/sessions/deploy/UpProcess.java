@@ -1,11 +1,15 @@
 package dev.ensemble.sessions.deploy;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -62,7 +66,7 @@ final class UpProcess implements AutoCloseable {
     }
 
     /**
-     * Waits until it printed {@link #READY}.
+     * Waits until it printed {@link #READY}, looking at what it wrote since the last look every 100 ms.
      *
      * @throws IllegalStateException when it ended or was not ready in time (with the end of its output)
      */
@@ -74,16 +78,73 @@ final class UpProcess implements AutoCloseable {
             p = process;
             l = log;
         }
-        while (!new String(Files.readAllBytes(l), StandardCharsets.UTF_8).contains(READY)) {
-            if (!p.isAlive()) {
-                throw new IllegalStateException("up ended (exit code " + p.exitValue() + ") before it was ready; its output ("
-                        + l + ") ends with:\n" + tail(l));
+        try (Watch output = new Watch(l, READY)) {
+            while (!output.found()) {
+                if (!p.isAlive()) {
+                    throw new IllegalStateException("up ended (exit code " + p.exitValue() + ") before it was ready; its output ("
+                            + l + ") ends with:\n" + tail(l));
+                }
+                if (System.nanoTime() > until) {
+                    throw new IllegalStateException("up was not ready within " + timeout.toSeconds() + " s; its output (" + l
+                            + ") ends with:\n" + tail(l));
+                }
+                Thread.sleep(100);
             }
-            if (System.nanoTime() > until) {
-                throw new IllegalStateException("up was not ready within " + timeout.toSeconds() + " s; its output (" + l
-                        + ") ends with:\n" + tail(l));
+        }
+    }
+
+    /**
+     * Looks for a text in a file that grows (a process's output), reading only the bytes appended since the last look; the
+     * text is found also when it spans two looks.
+     */
+    static final class Watch implements AutoCloseable {
+        private final FileChannel channel;
+        private final byte[] text;
+        private final ByteBuffer buffer = ByteBuffer.allocate(64 * 1024);
+        private byte[] carry = new byte[0]; // the end of what was read, shorter than the text: its start may be there
+        private long read;
+        private boolean found;
+
+        Watch(Path file, String text) throws IOException {
+            this.channel = FileChannel.open(file, StandardOpenOption.READ);
+            this.text = text.getBytes(StandardCharsets.UTF_8);
+        }
+
+        /** Whether the file holds the text by now. */
+        boolean found() throws IOException {
+            int n;
+            while (!found && (n = channel.read(buffer.clear())) > 0) {
+                read += n;
+                byte[] window = new byte[carry.length + n];
+                System.arraycopy(carry, 0, window, 0, carry.length);
+                System.arraycopy(buffer.array(), 0, window, carry.length, n);
+                found = indexOf(window, text) >= 0;
+                carry = Arrays.copyOfRange(window, Math.max(0, window.length - (text.length - 1)), window.length);
             }
-            Thread.sleep(100);
+            return found;
+        }
+
+        /** The bytes read so far. */
+        long bytesRead() {
+            return read;
+        }
+
+        private static int indexOf(byte[] in, byte[] what) {
+            outer:
+            for (int i = 0; i + what.length <= in.length; i++) {
+                for (int j = 0; j < what.length; j++) {
+                    if (in[i + j] != what[j]) {
+                        continue outer;
+                    }
+                }
+                return i;
+            }
+            return -1;
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
         }
     }
 

@@ -65,4 +65,20 @@ class DataDirTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> DataDir.of(Path.of("")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--data-dir is empty");
     }
+
+    @Test
+    void theRunningClusterIsTheBootstrapServersAndTheClientPropertiesNamedInTheEndpoints(@TempDir Path dir) throws Exception {
+        DataDir data = new DataDir(dir.resolve("data"));
+        data.createPrivate();
+        Path file = Files.writeString(dir.resolve("client.properties"), "security.protocol=SASL_PLAINTEXT\nbootstrap.servers=elsewhere:1\n");
+        data.writeEndpoints("http://localhost:8080", "127.0.0.1:9092", file);
+        DataDir.Cluster c = data.runningCluster();
+        assertThat(c.bootstrapServers()).isEqualTo("127.0.0.1:9092");
+        assertThat(c.clientProperties()).containsExactly(java.util.Map.entry("security.protocol", "SASL_PLAINTEXT"));
+        assertThat(c.clientConfig()).containsOnly(java.util.Map.entry("security.protocol", "SASL_PLAINTEXT"),
+                java.util.Map.entry("bootstrap.servers", "127.0.0.1:9092"));
+
+        data.writeEndpoints("http://localhost:8080", "127.0.0.1:9093"); // a cluster without security
+        assertThat(data.runningCluster().clientConfig()).containsOnly(java.util.Map.entry("bootstrap.servers", "127.0.0.1:9093"));
+    }
 }

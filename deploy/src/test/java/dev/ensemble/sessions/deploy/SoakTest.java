@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The soak end to end, small: 2,000 events over 50 accounts (1% bad, some batches posted twice, also at once) to a real
@@ -70,5 +71,44 @@ class SoakTest {
         assertThat(both.indexOf("### 2026-12-01 15:00")).isLessThan(both.indexOf("### 2026-12-01 16:00"));
         assertThat(both.indexOf("### 2026-12-01 16:00")).isLessThan(both.indexOf("## Limits"));
         assertThat(both).endsWith("## Limits\n\nothers' words\n").containsOnlyOnce("## Soak");
+    }
+
+    @Test
+    void theRecordedCommandNamesEveryOptionWithItsValueSoTheRunCanBeRepeated() {
+        SoakCommand soak = new SoakCommand();
+        new picocli.CommandLine(soak).parseArgs("--events", "2000", "--repost-share", "0.05", "--no-kill", "--seed", "7",
+                "--up-java-options", "-Xmx1g -XX:+UseSerialGC");
+        assertThat(soak.commandLine()).isEqualTo("ensemble-sessions soak --events 2000 --accounts 2000 --bad-share 0.01"
+                + " --repost-share 0.05 --kill-at 0.5 --no-kill --clients 16 --probe-share 0.25 --settle-seconds 180"
+                + " --timeout-minutes 30 --up-java-options '-Xmx1g -XX:+UseSerialGC' --seed 7");
+        assertThat(SoakCommand.shellWord("it's")).isEqualTo("'it'\\''s'");
+        assertThat(SoakCommand.cores(1)).isEqualTo("1 core");
+        assertThat(SoakCommand.cores(8)).isEqualTo("8 cores");
+    }
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    void aPostingThatFailsLeavesNoKillerWaitingBehind(@TempDir Path dir) throws Exception {
+        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+        // no time for the posting: the first client fails long before the kill's share (90%) is answered
+        assertThatThrownBy(() -> Soak.run(new Soak.Settings(200, 20, 0, 0, 0.9, 1, 0.5, dir, List.of("-Xmx512m"),
+                Duration.ofSeconds(10), Duration.ZERO, 14), new PrintStream(progress, true, StandardCharsets.UTF_8)))
+                .as(progress.toString(StandardCharsets.UTF_8)).hasMessageContaining("the posting took longer than 0 s");
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (killerAlive() && System.nanoTime() < until) {
+            Thread.sleep(50);
+        }
+        assertThat(killerAlive()).as("the soak's killer thread still waits").isFalse();
+    }
+
+    private static boolean killerAlive() {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals("soak-killer") && t.isAlive());
+    }
+
+    @Test
+    void aFailedRestartIsRecordedAlsoWhenItsFailureHasNoMessage() {
+        assertThat(Soak.firstLine(new IllegalStateException())).isEqualTo("java.lang.IllegalStateException");
+        assertThat(Soak.firstLine(new IllegalStateException("up ended (exit code 1)\nits output ends with: …")))
+                .isEqualTo("up ended (exit code 1)");
     }
 }

@@ -1,0 +1,45 @@
+package dev.ensemble.sessions.deploy;
+
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * The options that point a command at a Kafka cluster of one's own instead of the data folder's embedded broker
+ * ({@code --bootstrap-servers}, {@code --client-properties}), as a picocli mixin of {@code up}, {@code rebuild} and
+ * {@code recalibrate}, and the client properties they give.
+ */
+final class ClusterOptions {
+    @Option(names = "--bootstrap-servers", description = "use this Kafka cluster instead of the data folder's embedded broker")
+    String bootstrapServers;
+
+    @Option(names = "--client-properties", paramLabel = "FILE", description = "with --bootstrap-servers: that cluster's Kafka client "
+            + "settings (security.protocol, sasl.*, ssl.*), given to every client")
+    Path clientPropertiesFile;
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec spec;
+
+    /** Whether either option was given. */
+    boolean given() {
+        return bootstrapServers != null || clientPropertiesFile != null;
+    }
+
+    /**
+     * The client properties {@code --client-properties} names (empty without it), for the cluster {@code --bootstrap-servers}
+     * names; a usage error (exit code 2) when it is given without {@code --bootstrap-servers} (the embedded broker makes its own).
+     *
+     * @throws IllegalArgumentException when the file cannot be read
+     */
+    Map<String, Object> clientProperties() {
+        if (clientPropertiesFile == null) {
+            return Map.of();
+        }
+        CommandChecks.require(spec, bootstrapServers != null, "--client-properties goes with --bootstrap-servers "
+                + "(the embedded broker's clients use <data-dir>/" + LocalKafka.CLIENT_PROPERTIES + ")");
+        return KafkaClientProperties.load(clientPropertiesFile);
+    }
+}

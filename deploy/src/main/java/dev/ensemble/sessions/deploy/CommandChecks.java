@@ -1,0 +1,50 @@
+package dev.ensemble.sessions.deploy;
+
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * The checks of a command's option values that picocli cannot make itself: each refuses a value as a usage error (exit
+ * code 2, the message and the command's usage printed), naming the option and the value given.
+ */
+final class CommandChecks {
+    private CommandChecks() {
+    }
+
+    /** Refuses with {@code message} unless {@code ok}. */
+    static void require(CommandSpec spec, boolean ok, String message) {
+        if (!ok) {
+            throw new ParameterException(spec.commandLine(), message);
+        }
+    }
+
+    /** Refuses an integer option below {@code min}: "OPTION must be MIN or more, not VALUE". */
+    static void requireAtLeast(CommandSpec spec, String option, long value, long min) {
+        require(spec, value >= min, option + " must be " + min + " or more, not " + value);
+    }
+
+    /** Refuses a share outside 0–1: "OPTION must be from 0 to 1, not VALUE". */
+    static void requireShare(CommandSpec spec, String option, double value) {
+        requireShare(spec, option, value, 1);
+    }
+
+    /** Refuses a share outside 0–{@code max}: "OPTION must be from 0 to MAX, not VALUE". */
+    static void requireShare(CommandSpec spec, String option, double value, double max) {
+        require(spec, value >= 0 && value <= max, option + " must be from 0 to " + number(max) + ", not " + value);
+    }
+
+    /** Refuses a port option outside 0–65535 (0: any free port). */
+    static void requirePort(CommandSpec spec, String option, int port) {
+        require(spec, port >= 0 && port <= 65535, option + " must be a port from 0 to 65535 (0: any free one), not " + port);
+    }
+
+    /** Refuses a negative {@code --completed-window-days}. */
+    static void requireWindow(CommandSpec spec, int days) {
+        requireAtLeast(spec, "--completed-window-days", days, 0);
+    }
+
+    /** 1 as "1", 0.5 as "0.5". */
+    private static String number(double d) {
+        return d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString((long) d) : Double.toString(d);
+    }
+}
