@@ -2,6 +2,7 @@ package dev.ensemble.sessions.gateway;
 
 import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
+import dev.ensemble.sessions.schema.testing.PrometheusText;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
@@ -17,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
 
@@ -155,19 +155,5 @@ class MetricsHttpTest {
         PrometheusText last = scrape();
         assertThat(last.value("ensemble_events_refused_total", Map.of("type", "unknown", "error", "invalid"))).isGreaterThanOrEqualTo(1.0);
         assertThat(last.series("ensemble_events_refused_total")).noneMatch(s -> s.labels().get("type").equals("NoSuchType"));
-    }
-
-    @Test
-    void theParserRefusesWhatIsNotTheTextFormat() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PrometheusText.parse("# TYPE a counter\na{b=\"c} 1\n"))
-                .isInstanceOf(IllegalArgumentException.class);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PrometheusText.parse("a 1 2 3\n"))
-                .isInstanceOf(IllegalArgumentException.class);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> PrometheusText.parse("# TYPE a counter\na one\n"))
-                .isInstanceOf(IllegalArgumentException.class);
-        PrometheusText ok = PrometheusText.parse("# HELP a_total what \\\\ it is\n# TYPE a_total counter\n"
-                + "a_total{b=\"x\\\"y\",c=\"\"} 1.5e3\nb +Inf\n");
-        assertThat(ok.value("a_total", new LinkedHashMap<>(Map.of("b", "x\"y", "c", "")))).isEqualTo(1500.0);
-        assertThat(ok.value("b", Map.of())).isInfinite();
     }
 }

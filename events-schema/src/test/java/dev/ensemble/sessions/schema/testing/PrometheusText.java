@@ -1,4 +1,4 @@
-package dev.ensemble.sessions.gateway;
+package dev.ensemble.sessions.schema.testing;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -13,15 +13,15 @@ import java.util.regex.Pattern;
  * line is a {@code # HELP}, a {@code # TYPE} (at most one per family, before its samples), another comment, a blank line
  * or a sample {@code name{label="value",...} value [timestamp]} with valid metric and label names, escapes
  * ({@code \\ \" \n}) and a float value ({@code NaN}, {@code +Inf}, {@code -Inf} included). Anything else is an
- * {@link IllegalArgumentException} naming the line; so is a series given twice.
+ * {@link IllegalArgumentException} naming the line; so is a series given twice. For tests that scrape {@code GET /metrics}.
  */
-final class PrometheusText {
+public final class PrometheusText {
     private static final Pattern METRIC = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");
     private static final Pattern LABEL = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
     private static final Set<String> TYPES = Set.of("counter", "gauge", "histogram", "summary", "untyped");
 
     /** One sample: its metric name, labels (in order) and value. */
-    record Sample(String name, Map<String, String> labels, double value) {
+    public record Sample(String name, Map<String, String> labels, double value) {
     }
 
     private final Map<String, String> types = new LinkedHashMap<>();
@@ -30,7 +30,7 @@ final class PrometheusText {
     private PrometheusText() {
     }
 
-    static PrometheusText parse(String text) {
+    public static PrometheusText parse(String text) {
         PrometheusText out = new PrometheusText();
         Set<String> seen = new LinkedHashSet<>();
         String[] lines = text.split("\n", -1);
@@ -150,24 +150,24 @@ final class PrometheusText {
     }
 
     /** The metric names of every sample. */
-    Set<String> names() {
+    public Set<String> names() {
         Set<String> out = new LinkedHashSet<>();
         samples.forEach(s -> out.add(s.name()));
         return out;
     }
 
     /** The declared type of a family (null when none was declared). */
-    String type(String family) {
+    public String type(String family) {
         return types.get(family);
     }
 
     /** The samples of one metric name. */
-    List<Sample> series(String name) {
+    public List<Sample> series(String name) {
         return samples.stream().filter(s -> s.name().equals(name)).toList();
     }
 
     /** The sum of the samples named {@code name} whose labels include {@code labels}; fails when there is none. */
-    double value(String name, Map<String, String> labels) {
+    public double value(String name, Map<String, String> labels) {
         List<Sample> match = matching(name, labels);
         if (match.isEmpty()) {
             throw new AssertionError("no series " + name + labels + " among " + series(name));
@@ -176,7 +176,7 @@ final class PrometheusText {
     }
 
     /** {@link #value}, or {@code absent} when there is no such series. */
-    double valueOr(String name, Map<String, String> labels, double absent) {
+    public double valueOr(String name, Map<String, String> labels, double absent) {
         List<Sample> match = matching(name, labels);
         return match.isEmpty() ? absent : match.stream().mapToDouble(Sample::value).sum();
     }
