@@ -193,7 +193,7 @@ public final class Gateway implements AutoCloseable {
                         Subscriptions s = subscriptions;
                         return s != null && s.awaitLogEnd(timeout);
                     }
-                }, Duration.ofSeconds(60));
+                }, Duration.ofSeconds(60)).withMeters(meters);
         intake = new EventIntake(producer, settings.clock(), appender, meters);
         GatewayMetrics served = new GatewayMetrics(meters, metricsToken);
 
@@ -249,6 +249,7 @@ public final class Gateway implements AutoCloseable {
         app.post("/api/cleanup/sweep", deletions::sweep);
         subscriptions = new Subscriptions(settings.bootstrapServers(), clientProperties, sessionEventWindowBytes);
         subscriptions.register(app);
+        meterBindings.add(subscriptions.bindMetrics(meters));
         app.start(settings.host(), settings.port());
         self = settings.host() + ":" + app.port();
 

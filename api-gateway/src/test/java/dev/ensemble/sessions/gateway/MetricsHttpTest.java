@@ -143,11 +143,21 @@ class MetricsHttpTest {
                 .isEqualTo(1.0);
         assertThat(after.value("http_server_requests_seconds_count", posted) - before.valueOr("http_server_requests_seconds_count", posted, 0))
                 .isEqualTo(1.0);
-        // the intake producer sent them
-        double sent = after.series("kafka_producer_record_send_total").stream()
-                .filter(s -> s.labels().getOrDefault("client_id", "").startsWith("ensemble-gateway-intake"))
+        // the accepted ones went through a partition's transactional producer, the dead letter through the intake producer
+        double appended = after.series("kafka_producer_record_send_total").stream()
+                .filter(s -> s.labels().getOrDefault("client_id", "").startsWith(OnceAppender.TRANSACTIONAL_ID_PREFIX))
                 .mapToDouble(PrometheusText.Sample::value).sum();
-        assertThat(sent).as("the dead letter went through the intake producer").isGreaterThanOrEqualTo(1.0);
+        assertThat(appended).as("appended by the partitions' producers").isGreaterThanOrEqualTo(1.0);
+        assertThat(after.value("kafka_producer_record_send_total", Map.of("client_id", "ensemble-gateway-intake", "service", "gateway")))
+                .as("the dead letter").isGreaterThanOrEqualTo(1.0);
+        // the session-events feed reads them (on its own thread: soon after)
+        double consumed = 0;
+        for (long until = System.currentTimeMillis() + 30_000; consumed < 2 && System.currentTimeMillis() < until; Thread.sleep(200)) {
+            consumed = scrape().series("kafka_consumer_fetch_manager_records_consumed_total").stream()
+                    .filter(s -> s.labels().getOrDefault("client_id", "").startsWith("ensemble-gateway-session-events"))
+                    .mapToDouble(PrometheusText.Sample::value).sum();
+        }
+        assertThat(consumed).as("records the session-events feed read").isGreaterThanOrEqualTo(2.0);
 
         // an event of a type the guide does not know is counted as unknown, not under the name it gave
         HttpResponse<String> odd = post(ANA, taskChanged("acct-ana").replace("\"TaskChanged\"", "\"NoSuchType\""));
