@@ -35,6 +35,11 @@ import java.util.List;
  * {@code ensemble.error.reason}, so nothing sent is lost. The request's status: 200 when any event is accepted, else
  * 503 when any is {@code unavailable} (the log did not take it: post the batch again), else 403 when every refusal is a
  * forbidden one, 413 when every refusal is a too large one, else 400 (an invalid one, or refusals of several kinds).
+ *
+ * <p>Counted (docs/operations.md "Metrics"): {@value #ACCEPTED} by {@code type} (duplicates included: they are answered
+ * accepted), {@value #REFUSED} by {@code type} and {@code error}, and dead letters
+ * ({@link dev.ensemble.sessions.streams.ServiceMeters#DEAD_LETTERED}, {@code service} {@code gateway}); a type that is
+ * not one of the guide's event types is counted as {@code unknown}.
  */
 public final class EventIntake {
     /** The most events one request may carry ({@link Limits#MAX_BATCH_EVENTS}). */
@@ -43,15 +48,40 @@ public final class EventIntake {
     private final Producer<String, byte[]> producer;
     private final Clock clock;
     private final OnceAppender appender;
+    private final io.micrometer.core.instrument.MeterRegistry meters;
+    /** The counter of events answered accepted. */
+    public static final String ACCEPTED = "ensemble.events.accepted";
+    /** The counter of events answered rejected. */
+    public static final String REFUSED = "ensemble.events.refused";
 
     /**
      * @param producer the producer of the dead-letter topic
      * @param appender appends the accepted events, each eventId once
      */
     EventIntake(Producer<String, byte[]> producer, Clock clock, OnceAppender appender) {
+        this(producer, clock, appender, null);
+    }
+
+    /** @param meters where it counts the events it takes and refuses (none: not counted) */
+    EventIntake(Producer<String, byte[]> producer, Clock clock, OnceAppender appender, io.micrometer.core.instrument.MeterRegistry meters) {
         this.producer = producer;
         this.clock = clock;
         this.appender = appender;
+        this.meters = dev.ensemble.sessions.streams.ServiceMeters.orNone(meters);
+    }
+
+    private void count(String name, String type, String error) {
+        io.micrometer.core.instrument.Counter.Builder b = io.micrometer.core.instrument.Counter.builder(name).tag("type", type);
+        if (error != null) {
+            b.tag("error", error);
+        }
+        b.description(error == null ? "events answered accepted by POST /api/events" : "events answered rejected by POST /api/events")
+                .register(meters).increment();
+    }
+
+    /** The type an event names, for counting: one of the guide's types, else {@code unknown}. */
+    private static String typeNamed(JsonNode item) {
+        return dev.ensemble.sessions.streams.ServiceMeters.eventType(item.path("type").isTextual() ? item.path("type").asText() : null);
     }
 
     /** The outcome of one request: the per-event answers and the HTTP status that fits them. */
@@ -80,6 +110,7 @@ public final class EventIntake {
         ArrayNode results = JsonNodeFactory.instance.arrayNode();
         List<OnceAppender.Item> appends = new ArrayList<>();
         List<ObjectNode> pending = new ArrayList<>(); // the answer of each append, in the same order
+        List<String> pendingTypes = new ArrayList<>(); // and its event type
         int accepted = 0, invalid = 0, forbidden = 0, tooLarge = 0;
         for (int i = 0; i < items.size(); i++) {
             JsonNode item = items.get(i);
@@ -93,20 +124,23 @@ public final class EventIntake {
                 e.setRecordedAt(clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
             } catch (InvalidEventException ex) {
                 refuse(r, ex);
-                deadLetter(principal, item, ex.getMessage());
+                deadLetter(principal, item, ex.getMessage(), ex);
                 if (ex instanceof LimitExceededException) tooLarge++;
                 else invalid++;
                 continue;
             }
+            String type = dev.ensemble.sessions.schema.EventTypes.typeOf(e);
             if (!e.getAccount().equals(principal.account())) {
                 r.put("status", "rejected").put("error", "forbidden").put("reason", "forbidden: this token may post events only for account '"
                         + principal.account() + "', not '" + e.getAccount() + "'");
+                count(REFUSED, type, "forbidden");
                 forbidden++;
                 continue;
             }
             String refused = DeletionEventPolicy.refusal(principal, e);
             if (refused != null) {
                 r.put("status", "rejected").put("error", "forbidden").put("reason", "forbidden: " + refused);
+                count(REFUSED, type, "forbidden");
                 forbidden++;
                 continue;
             }
@@ -118,17 +152,18 @@ public final class EventIntake {
                 InvalidEventException refusal = new InvalidEventException(e.getEventId(), dev.ensemble.sessions.schema.EventTypes.typeOf(e),
                         "event", "cannot be written to the log: " + ex.getMessage());
                 refuse(r, refusal);
-                deadLetter(principal, item, refusal.getMessage());
+                deadLetter(principal, item, refusal.getMessage(), refusal);
                 invalid++;
                 continue;
             } catch (LimitExceededException ex) {
                 refuse(r, ex);
-                deadLetter(principal, item, ex.getMessage());
+                deadLetter(principal, item, ex.getMessage(), ex);
                 tooLarge++;
                 continue;
             }
             appends.add(new OnceAppender.Item(e.getEventId(), bytes));
             pending.add(r);
+            pendingTypes.add(type);
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
             accepted++;
         }
@@ -139,9 +174,13 @@ public final class EventIntake {
             ObjectNode r = pending.get(i);
             if (o.duplicate()) {
                 r.put("duplicate", true); // in the log already (or earlier in this batch): not appended again
+                count(ACCEPTED, pendingTypes.get(i), null);
             } else if (!o.appended()) {
                 r.put("status", "rejected").put("error", "unavailable").put("reason", o.reason());
+                count(REFUSED, pendingTypes.get(i), "unavailable");
                 accepted--;
+            } else {
+                count(ACCEPTED, pendingTypes.get(i), null);
             }
         }
         int rejected = items.size() - accepted;
@@ -159,6 +198,14 @@ public final class EventIntake {
         r.put("status", "rejected").put("error", ex instanceof LimitExceededException ? "too_large" : "invalid").put("reason", ex.getMessage());
         if (ex.field() != null) r.put("field", ex.field());
         if (ex instanceof LimitExceededException l) r.put("limit", l.limit());
+    }
+
+    /** Counts a refusal of an invalid or too large event and writes it to the dead-letter topic. */
+    private void deadLetter(Principal principal, JsonNode item, String reason, InvalidEventException ex) {
+        String type = typeNamed(item);
+        count(REFUSED, type, ex instanceof LimitExceededException ? "too_large" : "invalid");
+        dev.ensemble.sessions.streams.ServiceMeters.deadLettered(meters, type, "gateway");
+        deadLetter(principal, item, reason);
     }
 
     private void deadLetter(Principal principal, JsonNode item, String reason) {

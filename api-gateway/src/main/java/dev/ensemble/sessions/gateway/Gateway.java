@@ -97,9 +97,35 @@ public final class Gateway implements AutoCloseable {
     private long sessionEventWindowBytes = SessionEventBuffers.DEFAULT_WINDOW_BYTES;
     private String readSideApplicationId = SessionReads.APPLICATION_ID;
     private Map<String, ?> clientProperties = Map.of();
+    private io.micrometer.prometheusmetrics.PrometheusMeterRegistry meters;
+    private String metricsToken;
+    /** The metric bindings it made (JVM, its producer), closed by {@link #stop()}. */
+    private final List<AutoCloseable> meterBindings = new ArrayList<>();
 
     public Gateway(Settings settings) {
         this.settings = settings;
+    }
+
+    /**
+     * The registry {@code GET /metrics} serves (the one every service of the JVM counts into, {@code up}) and the
+     * scrape token it asks for ({@code Authorization: Bearer <token>}); before {@link #start()}. Without it the gateway
+     * makes a registry of its own and a random scrape token ({@link #metricsToken()}). The gateway binds the JVM's
+     * meters to it, and its own: HTTP requests, events accepted, refused and dead-lettered, its Kafka clients'.
+     *
+     * @throws IllegalArgumentException when the token is blank
+     */
+    public Gateway withMetrics(io.micrometer.prometheusmetrics.PrometheusMeterRegistry registry, String scrapeToken) {
+        if (scrapeToken == null || scrapeToken.isBlank()) {
+            throw new IllegalArgumentException("a scrape token is required for GET /metrics");
+        }
+        this.meters = registry;
+        this.metricsToken = scrapeToken;
+        return this;
+    }
+
+    /** The token {@code GET /metrics} asks for (given with {@link #withMetrics}, or made at {@link #start()}). */
+    public String metricsToken() {
+        return metricsToken;
     }
 
     /**
@@ -144,6 +170,14 @@ public final class Gateway implements AutoCloseable {
                 "ensemble-gateway-intake", dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
                         Map.of(ProducerConfig.LINGER_MS_CONFIG, 2)));
         producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+        if (meters == null) {
+            meters = new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+        }
+        if (metricsToken == null) {
+            metricsToken = GatewayMetrics.newToken();
+        }
+        meterBindings.addAll(GatewayMetrics.bindJvm(meters));
+        meterBindings.add(dev.ensemble.sessions.streams.ServiceMeters.bind(meters, producer, "gateway"));
         // the appender's producers need the cluster's security settings too (the embedded broker takes only SASL clients)
         appender = new OnceAppender(settings.bootstrapServers(), dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
                 Map.of(ProducerConfig.LINGER_MS_CONFIG, 2)), this::eventPartitions,
@@ -159,8 +193,9 @@ public final class Gateway implements AutoCloseable {
                         Subscriptions s = subscriptions;
                         return s != null && s.awaitLogEnd(timeout);
                     }
-                }, Duration.ofSeconds(60));
-        intake = new EventIntake(producer, settings.clock(), appender);
+                }, Duration.ofSeconds(60)).withMeters(meters);
+        intake = new EventIntake(producer, settings.clock(), appender, meters);
+        GatewayMetrics served = new GatewayMetrics(meters, metricsToken);
 
         app = Javalin.create(cfg -> {
             cfg.showJavalinBanner = false;
@@ -170,6 +205,7 @@ public final class Gateway implements AutoCloseable {
             cfg.jetty.modifyHttpConfiguration(http -> http.setIdleTimeout(IDLE_TIMEOUT.toMillis()));
             cfg.jetty.timeoutStatus = 408; // a timed-out read that reaches Javalin's own handling (body() answers it in JSON)
             cfg.jetty.modifyServer(server -> server.setErrorHandler(new JsonBadMessages()));
+            cfg.requestLogger.http(served::record); // every request, after its status is final
         });
         app.exception(ApiError.class, (e, ctx) -> {
             ObjectNode body = error(e.code(), e.getMessage());
@@ -193,8 +229,10 @@ public final class Gateway implements AutoCloseable {
         app.before("/api/*", this::authenticate);
         app.get("/", ctx -> ctx.json(N.objectNode().put("service", "ensemble-sessions")
                 .put("api", "/api/openapi.yaml").put("sessions", "/api/agent/sessions").put("health", "/health")
+                .put("metrics", "/metrics")
                 .put("auth", "send 'Authorization: Bearer <token>' to /api/*; the local token is in <data-dir>/token")));
         app.get("/health", this::health);
+        app.get("/metrics", served::scrape);
         app.get("/api/openapi.yaml", ctx -> ctx.contentType("application/yaml").result(resource("/openapi.yaml")));
         app.get("/api/me", ctx -> {
             Principal me = principal(ctx);
@@ -211,11 +249,12 @@ public final class Gateway implements AutoCloseable {
         app.post("/api/cleanup/sweep", deletions::sweep);
         subscriptions = new Subscriptions(settings.bootstrapServers(), clientProperties, sessionEventWindowBytes);
         subscriptions.register(app);
+        meterBindings.add(subscriptions.bindMetrics(meters));
         app.start(settings.host(), settings.port());
         self = settings.host() + ":" + app.port();
 
         reads = new SessionReads(readSideApplicationId, settings.bootstrapServers(), clientProperties, settings.stateDir(),
-                settings.replicationFactor(), self);
+                settings.replicationFactor(), self).withMeters(meters);
         reads.start();
         LOG.info("gateway listening on http://{}:{}", settings.host(), app.port());
         return this;
@@ -692,6 +731,8 @@ public final class Gateway implements AutoCloseable {
             appender.close();
             appender = null;
         }
+        meterBindings.forEach(dev.ensemble.sessions.streams.ServiceMeters::closeQuietly);
+        meterBindings.clear();
         if (producer != null) {
             producer.close(Duration.ofSeconds(10));
             producer = null;

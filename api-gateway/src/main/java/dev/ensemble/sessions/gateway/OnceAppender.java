@@ -111,6 +111,8 @@ final class OnceAppender implements AutoCloseable {
         final ReentrantLock appending = new ReentrantLock();
         /** Guarded by {@link #appending}: the partition's producer, null until first used or after it was fenced. */
         Producer<String, byte[]> producer;
+        /** Guarded by {@link #appending}: the binding of the producer's metrics, closed with it. */
+        AutoCloseable metrics;
         /** Guarded by {@link #appending}: keys this producer committed that the feed has not read yet. */
         final Set<String> committed = new LinkedHashSet<>();
 
@@ -126,6 +128,13 @@ final class OnceAppender implements AutoCloseable {
     private final Duration catchUpTimeout;
     private final Map<Integer, Slot> slots = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile io.micrometer.core.instrument.MeterRegistry meters = dev.ensemble.sessions.streams.ServiceMeters.NONE;
+
+    /** The registry each partition's producer binds its metrics to ({@code service="gateway"}); before the first append. */
+    OnceAppender withMeters(io.micrometer.core.instrument.MeterRegistry registry) {
+        this.meters = dev.ensemble.sessions.streams.ServiceMeters.orNone(registry);
+        return this;
+    }
 
     /**
      * @param partitions     how many partitions {@code sessions.events} has
@@ -288,10 +297,13 @@ final class OnceAppender implements AutoCloseable {
         }
         slot.committed.clear();
         slot.producer = producer;
+        slot.metrics = dev.ensemble.sessions.streams.ServiceMeters.bind(meters, producer, "gateway");
         return producer;
     }
 
     private static void closeProducer(Slot slot) {
+        dev.ensemble.sessions.streams.ServiceMeters.closeQuietly(slot.metrics);
+        slot.metrics = null;
         if (slot.producer != null) {
             try {
                 slot.producer.close(Duration.ofSeconds(5));

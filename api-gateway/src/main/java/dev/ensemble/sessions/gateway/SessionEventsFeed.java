@@ -68,6 +68,11 @@ public final class SessionEventsFeed implements AutoCloseable {
         thread.setDaemon(true);
     }
 
+    /** Binds its consumer's metrics ({@code kafka.consumer.*}, {@code service="gateway"}); close the result before it. */
+    AutoCloseable bindMetrics(io.micrometer.core.instrument.MeterRegistry registry) {
+        return dev.ensemble.sessions.streams.ServiceMeters.bind(registry, consumer, "gateway");
+    }
+
     /** Starts reading. */
     public SessionEventsFeed start() {
         thread.start();

@@ -75,6 +75,9 @@ public final class SessionReads implements AutoCloseable {
     private volatile KafkaStreams streams;
     private volatile Generation generation;
     private Generations.Watcher watcher;
+    private io.micrometer.core.instrument.MeterRegistry meters = dev.ensemble.sessions.streams.ServiceMeters.NONE;
+    private dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding bound =
+            new dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding(meters, "gateway");
 
     /**
      * @param bootstrapServers  the cluster
@@ -105,9 +108,16 @@ public final class SessionReads implements AutoCloseable {
         this.replicationFactor = replicationFactor;
     }
 
+    /** The registry its Streams metrics go to (docs/operations.md "Metrics"); before {@link #start()}. */
+    SessionReads withMeters(io.micrometer.core.instrument.MeterRegistry registry) {
+        this.meters = dev.ensemble.sessions.streams.ServiceMeters.orNone(registry);
+        this.bound = new dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding(meters, "gateway");
+        return this;
+    }
+
     private KafkaStreams newStreams(Generation g) {
-        return new KafkaStreams(buildTopology(g), StreamsDefaults.properties(g.applicationId(applicationId), bootstrapServers,
-                stateDir, replicationFactor, overrides));
+        return new KafkaStreams(buildTopology(g), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(
+                StreamsDefaults.properties(g.applicationId(applicationId), bootstrapServers, stateDir, replicationFactor, overrides), meters));
     }
 
     /** The generation whose views it answers from (null before {@link #start()}). */
@@ -187,6 +197,7 @@ public final class SessionReads implements AutoCloseable {
         generation = serving;
         streams = first;
         StreamsDefaults.start(first, "gateway read side");
+        bound.follow(first);
         watcher = new Generations.Watcher(bootstrapServers, connection, "gateway", records -> switchTo(Generations.parse(records.get(Generations.SERVING))));
     }
 
@@ -216,6 +227,7 @@ public final class SessionReads implements AutoCloseable {
             streams = next;
             generation = g;
         }
+        bound.follow(next);
         LOG.info("gateway read side: answering from projector generation {}", g);
         try {
             Thread.sleep(CLOSE_GRACE.toMillis()); // reads that took the old stores just before the switch finish on them
@@ -353,6 +365,7 @@ public final class SessionReads implements AutoCloseable {
         if (watcher != null) {
             watcher.close();
         }
+        bound.close();
         if (streams != null) {
             StreamsDefaults.close(streams, Duration.ofSeconds(30));
         }

@@ -38,6 +38,11 @@ final class Subscriptions implements AutoCloseable {
         stream = new EventStream(bootstrapServers, clientProperties, feed);
     }
 
+    /** Binds the session-events feed's consumer metrics to a registry; close the result before this. */
+    AutoCloseable bindMetrics(io.micrometer.core.instrument.MeterRegistry registry) {
+        return feed.bindMetrics(registry);
+    }
+
     /** Whether the gateway has read the account's eventId in the log already. */
     boolean knows(String account, String eventId) {
         return feed.buffers().firstPosition(account, eventId) != null;

@@ -37,6 +37,9 @@ public final class CleanupService implements AutoCloseable {
     private KafkaStreams streams;
     private dev.ensemble.sessions.schema.Generation generation;
     private dev.ensemble.sessions.schema.Generations.Watcher watcher;
+    private io.micrometer.core.instrument.MeterRegistry meters = dev.ensemble.sessions.streams.ServiceMeters.NONE;
+    private dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding metrics =
+            new dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding(meters, "cleanup");
 
     /**
      * @param bootstrapServers  the cluster
@@ -54,9 +57,20 @@ public final class CleanupService implements AutoCloseable {
         this.overrides = overrides;
     }
 
+    /**
+     * The registry its Kafka Streams metrics ({@code service="cleanup"}) and its sweeps' deletion requests
+     * ({@link SweepProcessor#REQUESTS}) go to (docs/operations.md "Metrics"); before {@link #start()}. Without it nothing
+     * is counted.
+     */
+    public synchronized CleanupService withMeters(io.micrometer.core.instrument.MeterRegistry registry) {
+        this.meters = dev.ensemble.sessions.streams.ServiceMeters.orNone(registry);
+        this.metrics = new dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding(meters, "cleanup");
+        return this;
+    }
+
     private KafkaStreams newStreams(dev.ensemble.sessions.schema.Generation g) {
-        return new KafkaStreams(CleanupTopology.build(config, false, g), StreamsDefaults.properties(g.applicationId(APPLICATION_ID),
-                bootstrapServers, stateDir, replicationFactor, overrides));
+        return new KafkaStreams(CleanupTopology.build(config, false, g), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(
+                StreamsDefaults.properties(g.applicationId(APPLICATION_ID), bootstrapServers, stateDir, replicationFactor, overrides), meters));
     }
 
     /**
@@ -70,6 +84,7 @@ public final class CleanupService implements AutoCloseable {
         generation = dev.ensemble.sessions.schema.Generations.serving(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides));
         streams = newStreams(generation);
         StreamsDefaults.start(streams, "cleanup");
+        metrics.follow(streams);
         LOG.info("cleanup started ({} → {}): {}", generation.view(Topics.RETIREMENT_VIEW).name(), Topics.EVENTS.name(),
                 config.cleanSessions() ? "sweeping every " + config.sweepInterval() : CleanupConfig.CLEAN_SESSIONS + " is off");
         watcher = new dev.ensemble.sessions.schema.Generations.Watcher(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "cleanup",
@@ -106,6 +121,7 @@ public final class CleanupService implements AutoCloseable {
         generation = g;
         streams = newStreams(g);
         StreamsDefaults.start(streams, "cleanup");
+        metrics.follow(streams);
         LOG.info("cleanup: sweeping on projector generation {} ({})", g, g.view(Topics.RETIREMENT_VIEW).name());
         dev.ensemble.sessions.schema.Generations.acknowledge(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "cleanup", g);
     }
@@ -126,6 +142,7 @@ public final class CleanupService implements AutoCloseable {
 
     private synchronized void stopStreams() {
         if (streams != null) {
+            metrics.close();
             StreamsDefaults.close(streams, Duration.ofSeconds(30));
             streams = null;
             LOG.info("cleanup stopped");

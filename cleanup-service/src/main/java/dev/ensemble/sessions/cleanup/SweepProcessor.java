@@ -43,6 +43,13 @@ final class SweepProcessor implements Processor<String, Object, String, Event> {
     private KeyValueStore<String, String> due;
     private KeyValueStore<String, Long> accounts;
 
+    /**
+     * The counter of the deletions its sweeps ask for, by {@code reason} ({@code retired}, {@code idle}, {@code node-idle},
+     * {@code retry}); what the projector's guard then decides is counted there ({@code ensemble.deletions}).
+     */
+    static final String REQUESTS = "ensemble.cleanup.deletions.requested";
+    private io.micrometer.core.instrument.MeterRegistry meters = dev.ensemble.sessions.streams.ServiceMeters.NONE;
+
     SweepProcessor(CleanupConfig config) {
         this.config = config;
     }
@@ -54,6 +61,7 @@ final class SweepProcessor implements Processor<String, Object, String, Event> {
         this.schedule = context.getStateStore(CleanupTopology.SCHEDULE);
         this.due = context.getStateStore(CleanupTopology.DUE);
         this.accounts = context.getStateStore(CleanupTopology.ACCOUNTS);
+        this.meters = dev.ensemble.sessions.streams.ServiceMeters.of(context.appConfigs());
         if (config.cleanSessions()) {
             context.schedule(config.sweepInterval(), PunctuationType.WALL_CLOCK_TIME, t -> sweepAll(Instant.ofEpochMilli(t)));
         }
@@ -138,6 +146,8 @@ final class SweepProcessor implements Processor<String, Object, String, Event> {
                             .setRequesterId("cleanup").setReason(r.reason()).setRunIds(new ArrayList<>(r.runIds())).build())
                     .build();
             context.forward(new Record<>(account, e, now.toEpochMilli()));
+            io.micrometer.core.instrument.Counter.builder(REQUESTS).description("session deletions the cleanup's sweeps asked for")
+                    .tag("reason", r.reason()).register(meters).increment();
         }
         for (Map.Entry<String, Instant> next : plan.lookAt().entrySet()) {
             lookAt(account, next.getKey(), next.getValue());

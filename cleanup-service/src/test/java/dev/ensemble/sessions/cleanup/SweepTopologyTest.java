@@ -34,10 +34,11 @@ class SweepTopologyTest {
         final TestInputTopic<String, RetirementView> views;
         final TestInputTopic<String, CleanupCommand> commands;
         final TestOutputTopic<String, Event> requests;
+        final io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
 
         Fixture(CleanupConfig config) throws Exception {
-            driver = new TopologyTestDriver(CleanupTopology.build(config), StreamsDefaults.properties("test-cleanup", "dummy:9092",
-                    Files.createTempDirectory("ttd"), 1, Map.of()), START);
+            driver = new TopologyTestDriver(CleanupTopology.build(config), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(
+                    StreamsDefaults.properties("test-cleanup", "dummy:9092", Files.createTempDirectory("ttd"), 1, Map.of()), meters), START);
             views = driver.createInputTopic(Topics.RETIREMENT_VIEW.name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
                     Topics.RETIREMENT_VIEW.valueSerde().serializer());
             commands = driver.createInputTopic(Topics.CLEANUP_COMMANDS.name(), Topics.CLEANUP_COMMANDS.keySerde().serializer(),
@@ -101,6 +102,8 @@ class SweepTopologyTest {
             assertThat(first.get(0).getRunIds()).containsExactly("s00");
             assertThat(f.sweep()).extracting(SessionDeletionRequested::getSessionId).containsExactly("s20");
             assertThat(f.sweep()).as("nothing is asked for twice within the hour").isEmpty();
+            assertThat(f.meters.get(SweepProcessor.REQUESTS).tags("reason", "retired").counter().count())
+                    .as("the requests counted for GET /metrics").isEqualTo(21.0);
         }
     }
 

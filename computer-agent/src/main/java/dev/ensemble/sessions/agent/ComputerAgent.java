@@ -49,6 +49,9 @@ public final class ComputerAgent {
     private ScheduledExecutorService scheduler;
     private volatile ImportSummary lastSummary;
     private volatile RuntimeException lastError;
+    private io.micrometer.core.instrument.MeterRegistry meters;
+    private ImportMetrics importMetrics;
+    private AutoCloseable producerMetrics;
 
     /** An agent polling every {@link #DEFAULT_POLL}. */
     public ComputerAgent(String bootstrapServers, ImportConfig config, List<Path> claudeDirs, List<Path> codexDirs) {
@@ -95,6 +98,17 @@ public final class ComputerAgent {
         return this;
     }
 
+    /**
+     * The registry its importer's meters ({@link ImportMetrics}: files read and skipped, transcripts, events, failures,
+     * lag) and its producer's metrics ({@code service="computer-agent"}) go to; before {@link #start()}. Without it
+     * nothing is counted. Run alone ({@link #main}) it has none: its meters are served only when {@code up} runs it
+     * beside the gateway (docs/operations.md "Metrics").
+     */
+    public synchronized ComputerAgent withMeters(io.micrometer.core.instrument.MeterRegistry registry) {
+        this.meters = registry;
+        return this;
+    }
+
     /** Claude Code's projects folder: {@code $CLAUDE_CONFIG_DIR/projects}, else {@code ~/.claude/projects}. */
     public static List<Path> defaultClaudeDirs() {
         String dir = System.getenv("CLAUDE_CONFIG_DIR");
@@ -121,6 +135,10 @@ public final class ComputerAgent {
         }
         sink = new KafkaEventSink(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
                 Map.of("client.id", "computer-agent-" + config.computerId())));
+        if (meters != null) {
+            importMetrics = new ImportMetrics(meters, config.clock());
+            producerMetrics = sink.bindMetrics(meters, "computer-agent");
+        }
         sink.accept(events.computerStatus(true, CAPABILITIES));
         deletions = new DeletionExecutor(bootstrapServers, clientProperties, config, new AgentStoreDeleter(stores), sink);
         deletions.start();
@@ -136,10 +154,15 @@ public final class ComputerAgent {
 
     /** One import; never throws (the scheduler would stop polling). */
     private void importOnce() {
+        java.time.Instant started = config.clock().instant();
+        ImportMetrics m = importMetrics;
         try {
             ImportSummary summary = importer.importStores(stores, sink);
             lastSummary = summary;
             lastError = null;
+            if (m != null) {
+                m.imported(started, summary);
+            }
             if (summary.events() > 0 || summary.filesRead() > 0) {
                 if (summaryShownElsewhere) {
                     log.debug("{}", summary);
@@ -149,6 +172,9 @@ public final class ComputerAgent {
             }
         } catch (RuntimeException e) {
             lastError = e;
+            if (m != null) {
+                m.failed();
+            }
             log.error("import failed; trying again in {}", pollInterval, e);
         }
     }
@@ -179,6 +205,14 @@ public final class ComputerAgent {
         } catch (RuntimeException e) {
             log.error("could not report computer {} offline", config.computerId(), e);
         } finally {
+            if (producerMetrics != null) {
+                try {
+                    producerMetrics.close();
+                } catch (Exception ignored) {
+                    // it only unregisters meters
+                }
+                producerMetrics = null;
+            }
             sink.close();
             sink = null;
             scheduler = null;

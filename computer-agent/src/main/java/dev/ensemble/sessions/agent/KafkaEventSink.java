@@ -44,6 +44,14 @@ public final class KafkaEventSink implements EventSink, AutoCloseable {
                 Topics.EVENTS.valueSerde().serializer());
     }
 
+    /** Binds its producer's metrics ({@code kafka.producer.*}, tagged {@code service}) to a registry; close the result first. */
+    AutoCloseable bindMetrics(io.micrometer.core.instrument.MeterRegistry registry, String service) {
+        io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics m = new io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics(
+                producer, java.util.List.of(io.micrometer.core.instrument.Tag.of("service", service)));
+        m.bindTo(registry);
+        return m;
+    }
+
     /** Sends {@code e} keyed by its account. */
     @Override
     public void accept(Event e) {

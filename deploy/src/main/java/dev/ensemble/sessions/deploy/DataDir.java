@@ -54,6 +54,11 @@ record DataDir(Path root) {
         return root.resolve("token");
     }
 
+    /** The scrape token of {@code GET /metrics} (owner-only; kept across restarts). */
+    Path metricsToken() {
+        return root.resolve("metrics-token");
+    }
+
     Path tokens() {
         return root.resolve("tokens.json");
     }

@@ -231,6 +231,10 @@ final class UpCommand implements Callable<Integer> {
                 System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + kafka.dataDir()
                         + "; its clients need " + securityFile);
             }
+            // one registry for every service of this JVM, served by the gateway at GET /metrics (docs/operations.md "Metrics")
+            io.micrometer.prometheusmetrics.PrometheusMeterRegistry meters =
+                    new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+            String metricsToken = metricsToken(data);
             RetirementRules.Config rules = RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays));
             CleanupConfig cleanupConfig = CleanupConfig.defaults().withCleanSessions(!noCleanSessions);
             try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
@@ -240,10 +244,11 @@ final class UpCommand implements Callable<Integer> {
             }
             // the serving generation's projector; a rebuild asked for by `rebuild` builds the next one beside it
             ProjectorGenerations projector = new ProjectorGenerations(bootstrap, data.state("projector"), replicationFactor, security,
-                    rules, GENERATION_READERS, line -> System.out.println("rebuild: " + line));
+                    rules, GENERATION_READERS, line -> System.out.println("rebuild: " + line)).withMeters(meters);
             running.add(projector);
             projector.start();
-            CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, security);
+            CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, security)
+                    .withMeters(meters);
             running.add(cleanup);
             cleanup.start();
 
@@ -255,12 +260,13 @@ final class UpCommand implements Callable<Integer> {
             }
             ChoiceService choice = new ChoiceService(new ChoiceService.Settings(bootstrap, data.state("choice"),
                     replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn),
-                    Clock.systemUTC())).withClientProperties(security).start();
+                    Clock.systemUTC())).withClientProperties(security).withMeters(meters).start();
             running.add(choice);
             Gateway gateway;
             try {
                 gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
-                        replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).withClientProperties(security).start();
+                        replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).withClientProperties(security)
+                        .withMetrics(meters, metricsToken).start();
             } catch (RuntimeException e) {
                 throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
             }
@@ -275,7 +281,7 @@ final class UpCommand implements Callable<Integer> {
                 ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
                         data.importState("import-state.json"));
                 ComputerAgent agent = new ComputerAgent(bootstrap, config, stores, Duration.ofSeconds(pollSeconds),
-                        new ImportProgressBar(System.out)).withClientProperties(security);
+                        new ImportProgressBar(System.out)).withClientProperties(security).withMeters(meters);
                 running.add(agent::stop);
                 System.out.println("Importing agent sessions (and keeping them up to date) from "
                         + stores.all().stream().filter(e -> Files.isDirectory(e.getValue())).count() + " of "
@@ -286,6 +292,7 @@ final class UpCommand implements Callable<Integer> {
             System.out.println("Ready: " + url + "  (API: " + url + "/api/openapi.yaml)");
             System.out.println("Your token is in " + data.token() + ". Try:");
             System.out.println("  curl -H \"Authorization: Bearer $(cat " + data.token() + ")\" " + url + "/api/agent/sessions");
+            System.out.println("Metrics (Prometheus): " + url + "/metrics with the scrape token in " + data.metricsToken());
             System.out.println("Press Ctrl-C to stop; starting again keeps everything.");
         } catch (Exception e) {
             if (!(e instanceof CannotStart)) {
@@ -305,6 +312,26 @@ final class UpCommand implements Callable<Integer> {
         System.out.println("\nstopping…");
         closeAll(running);
         return 0;
+    }
+
+    /**
+     * The scrape token of {@code GET /metrics}: the one in {@code <data-dir>/metrics-token}, or a new random one written
+     * there (owner-only) on the first start; a separate secret from the API token, so that a Prometheus server holds no
+     * token of the API.
+     */
+    static String metricsToken(DataDir data) throws java.io.IOException {
+        java.nio.file.Path file = data.metricsToken();
+        if (Files.exists(file)) {
+            String t = Files.readString(file).strip();
+            if (!t.isEmpty()) {
+                return t;
+            }
+        }
+        byte[] b = new byte[32];
+        new java.security.SecureRandom().nextBytes(b);
+        String token = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+        DataDir.writePrivate(file, token + "\n");
+        return token;
     }
 
     /**

@@ -231,6 +231,114 @@ class UpCommandTest {
         assertThat(errorLines(second)).as("ERROR lines of the second start").isEmpty();
     }
 
+    /**
+     * {@code up} runs every service in one JVM with one registry, served at {@code GET /metrics} behind the scrape token
+     * in {@code <data-dir>/metrics-token} (issue 19, item 4): the scrape (read strictly as the Prometheus text format) has
+     * the JVM's series, the Kafka Streams metrics of the projector, the cleanup, the choice service and the gateway's read
+     * side, the importer's files, transcripts and lag and its producer's metrics; a session choice moves the decisions by
+     * band and note, a deletion the projector's deletion outcomes.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 10, unit = java.util.concurrent.TimeUnit.MINUTES)
+    void upServesEveryServicesMetricsInOneScrapeBehindTheScrapeToken(@TempDir Path dir) throws Exception {
+        Path fixtures = dev.ensemble.sessions.schema.testing.SharedData.projectRoot().resolve("computer-agent/src/test/resources/fixtures");
+        Path stores = dir.resolve("stores"); // a copy: the deletion below removes a transcript
+        try (java.util.stream.Stream<Path> all = Files.walk(fixtures)) {
+            for (Path p : (Iterable<Path>) all::iterator) {
+                Path to = stores.resolve(fixtures.relativize(p).toString());
+                if (Files.isDirectory(p)) Files.createDirectories(to);
+                else Files.copy(p, to);
+            }
+        }
+        Path data = dir.resolve("data");
+        java.util.List<String> args = java.util.List.of("--claude-dir", stores.resolve("claude").toString(), "--codex-dir",
+                stores.resolve("codex").toString(), "--poll-seconds", "3600", "--account", "acct-up");
+        String out = runUp(dir, data, "metrics", args, () -> {
+            String url = DataDir.JSON.readTree(data.resolve("endpoints.json").toFile()).path("http").asText();
+            String token = Files.readString(data.resolve("token")).strip();
+            String scrapeToken = Files.readString(data.resolve("metrics-token")).strip();
+            assertThat(Files.getPosixFilePermissions(data.resolve("metrics-token")))
+                    .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            java.util.function.BiFunction<String, String, java.net.http.HttpResponse<String>> get = (path, bearer) -> {
+                try {
+                    java.net.http.HttpRequest.Builder b = java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + path));
+                    if (bearer != null) b.header("Authorization", "Bearer " + bearer);
+                    return http.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            };
+            assertThat(get.apply("/metrics", null).statusCode()).isEqualTo(401);
+            assertThat(get.apply("/metrics", token).statusCode()).as("the API token does not open /metrics").isEqualTo(401);
+            // the first import is done once its sessions are listed
+            com.fasterxml.jackson.databind.JsonNode sessions = null;
+            long until = System.currentTimeMillis() + 120_000;
+            while (System.currentTimeMillis() < until) {
+                java.net.http.HttpResponse<String> r = get.apply("/api/agent/sessions", token);
+                if (r.statusCode() == 200 && DataDir.JSON.readTree(r.body()).path("sessions").size() > 0) {
+                    sessions = DataDir.JSON.readTree(r.body()).path("sessions");
+                    break;
+                }
+                Thread.sleep(500);
+            }
+            assertThat(sessions).as("sessions listed over HTTP").isNotNull();
+            java.util.function.Supplier<dev.ensemble.sessions.schema.testing.PrometheusText> scrape = () -> {
+                java.net.http.HttpResponse<String> r = get.apply("/metrics", scrapeToken);
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                return dev.ensemble.sessions.schema.testing.PrometheusText.parse(r.body());
+            };
+            dev.ensemble.sessions.schema.testing.PrometheusText m = scrape.get();
+            assertThat(m.value("jvm_memory_used_bytes", java.util.Map.of("area", "heap"))).isPositive();
+            for (String service : java.util.List.of("projector", "cleanup", "choice", "gateway")) {
+                assertThat(m.series("kafka_stream_thread_process_total")).as("the Streams metrics of the %s", service)
+                        .anyMatch(x -> service.equals(x.labels().get("service")));
+            }
+            assertThat(m.series("kafka_producer_record_send_total")).as("the importer's producer sent the import")
+                    .anyMatch(x -> "computer-agent".equals(x.labels().get("service")) && x.value() > 0);
+            assertThat(m.series("ensemble_import_files_read_total").stream().mapToDouble(x -> x.value()).sum()).isPositive();
+            assertThat(m.series("ensemble_import_transcripts").stream().mapToDouble(x -> x.value()).sum()).isPositive();
+            assertThat(m.value("ensemble_import_events_total", java.util.Map.of())).isPositive();
+            assertThat(m.value("ensemble_import_lag_seconds", java.util.Map.of())).isNotNaN().isGreaterThanOrEqualTo(0.0);
+
+            // a session choice: the decisions by band and note move
+            String claim = "{\"eventId\":\"c0000000-0000-4000-8000-0000000000c1\",\"type\":\"RunClaimed\",\"account\":\"acct-up\","
+                    + "\"space\":\"local:pc\",\"occurredAt\":\"2026-11-02T12:00:00Z\",\"source\":\"computer:pc\",\"payload\":{"
+                    + "\"runId\":\"job-metrics\",\"taskId\":\"task-metrics\",\"computerId\":\"pc\",\"agent\":\"claude-code\","
+                    + "\"kind\":\"TASK_RUN\",\"project\":{\"id\":\"proj\",\"name\":\"Proj\"},"
+                    + "\"task\":{\"title\":\"Count the requests\",\"labels\":[],\"linkedTaskIds\":[]}}}";
+            java.net.http.HttpResponse<String> decided = null;
+            until = System.currentTimeMillis() + 60_000;
+            while (System.currentTimeMillis() < until) {
+                decided = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/api/session-choice"))
+                        .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(claim)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                if (decided.statusCode() != 503) break;
+                Thread.sleep(500);
+            }
+            assertThat(decided.statusCode()).as(decided.body()).isEqualTo(200);
+            com.fasterxml.jackson.databind.JsonNode d = DataDir.JSON.readTree(decided.body());
+            dev.ensemble.sessions.schema.testing.PrometheusText afterChoice = scrape.get();
+            assertThat(afterChoice.value("ensemble_choice_decisions_total", java.util.Map.of("band", d.path("band").asText(),
+                    "note", d.path("note").isTextual() ? d.path("note").asText() : "none"))).isEqualTo(1.0);
+
+            // a deletion: the projector's guard decides, and its outcome is counted
+            String id = sessions.get(0).path("id").asText();
+            java.net.http.HttpResponse<String> deleted = http.send(java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create(url + "/api/agent/sessions/" + id)).header("Authorization", "Bearer " + token)
+                    .DELETE().build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(deleted.statusCode()).as(deleted.body()).isEqualTo(202);
+            double outcomes = 0;
+            until = System.currentTimeMillis() + 60_000;
+            while (outcomes == 0 && System.currentTimeMillis() < until) {
+                outcomes = scrape.get().series("ensemble_deletions_total").stream().mapToDouble(x -> x.value()).sum();
+                if (outcomes == 0) Thread.sleep(500);
+            }
+            assertThat(outcomes).as("deletion outcomes counted").isPositive();
+        });
+        assertThat(out).contains("/metrics with the scrape token in " + data.resolve("metrics-token"));
+    }
+
     /** The lines of {@code log} at level ERROR (the console layout's level column), with the line after each. */
     private static java.util.List<String> errorLines(String log) {
         String[] lines = log.split("\\R");

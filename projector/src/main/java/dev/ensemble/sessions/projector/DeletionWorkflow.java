@@ -43,6 +43,10 @@ import java.util.UUID;
  * Decision events have name-based eventIds ({@link #decisionId}, {@link #deletedId}) and take their times
  * from the event that led to them, so replaying the same log decides the same and appends nothing that is
  * not a duplicate. Every request's audit record is forwarded to {@code sessions.view.deletion-audit}.
+ *
+ * <p>Counted (docs/operations.md "Metrics"), while this generation appends its decisions: {@value #DELETIONS} by
+ * {@code outcome} ({@code accepted}, {@code skipped} with the guard's {@code reason} code, {@code failed} for a
+ * computer's failed answer, {@code deleted} once every computer confirmed); {@code reason} is {@code none} but for a skip.
  */
 final class DeletionWorkflow {
     /** The source of every decision the projector writes. */
@@ -53,6 +57,9 @@ final class DeletionWorkflow {
     private final AppliedEvents applied;
     private final RetirementRules.Config config;
     private final KeyValueStore<String, DeletionAudit> audits;
+    private final io.micrometer.core.instrument.MeterRegistry meters;
+    /** The counter of deletion outcomes. */
+    static final String DELETIONS = "ensemble.deletions";
 
     DeletionWorkflow(ProcessorContext<String, Object> context, DeletionStores stores, AppliedEvents applied, RetirementRules.Config config) {
         this(context, stores, applied, config, () -> true);
@@ -70,6 +77,15 @@ final class DeletionWorkflow {
         this.applied = applied;
         this.config = config;
         this.audits = context.getStateStore(StoreNames.DELETION_AUDIT);
+        this.meters = dev.ensemble.sessions.streams.ServiceMeters.of(context.appConfigs());
+    }
+
+    /** Counts one outcome of a deletion (nothing while another generation appends the decisions). */
+    private void count(String outcome, String reason) {
+        if (appends.getAsBoolean()) {
+            io.micrometer.core.instrument.Counter.builder(DELETIONS).description("deletion requests decided and deletions done, by outcome")
+                    .tag("outcome", outcome).tag("reason", reason == null ? "none" : reason).register(meters).increment();
+        }
     }
 
     /**
@@ -135,6 +151,7 @@ final class DeletionWorkflow {
                     .setSawRunIds(new ArrayList<>(r.getRunIds()))
                     .setGoingRunIds(f == null ? new ArrayList<>() : new ArrayList<>(f.goingRunIds())).build());
             append(skipped, record.timestamp());
+            count("skipped", d.code());
             if (s != null) {
                 context.forward(new Record<>(Keys.of(account, s.getSessionId()), stores.session(account, s.getSessionId()),
                         record.timestamp()), Projector.RETIREMENT);
@@ -174,6 +191,7 @@ final class DeletionWorkflow {
         context.forward(new Record<>(Keys.of(account, s.getSessionId()), stores.session(account, s.getSessionId()),
                 record.timestamp()), Projector.RETIREMENT);
         appendToLog(accepted, record.timestamp());
+        count("accepted", null);
         if (ds.getOwedComputerIds().isEmpty()) {
             complete(account, s.getSessionId(), e, requestId, record.timestamp());
         }
@@ -252,6 +270,7 @@ final class DeletionWorkflow {
             ds.setFailedAt(RetirementRules.latest(ds.getFailedAt(), at));
             ds.setLastError(a.getComputerId() + ": " + (a.getError() == null ? "failed without a message" : a.getError()));
             audit.setStatus("FAILED");
+            count("failed", null);
         }
         stores.deletions.put(Keys.of(account, sessionId), ds);
         bump(audit);
@@ -270,6 +289,7 @@ final class DeletionWorkflow {
         Event deleted = decision(id, account, stores.session(account, sessionId).getSpace(), trigger,
                 SessionDeleted.newBuilder().setSessionId(sessionId).setRequestId(requestId).build());
         applyToChains(deleted, timestamp);
+        count("deleted", null);
         Instant at = effectiveTime(trigger);
         ds.setDeletedAt(at);
         stores.deletions.put(Keys.of(account, sessionId), ds);

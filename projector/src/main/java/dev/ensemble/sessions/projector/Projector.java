@@ -78,6 +78,17 @@ public final class Projector implements AutoCloseable {
     private final RetirementRules.Config rules;
     private final dev.ensemble.sessions.schema.Generation generation;
     private KafkaStreams streams;
+    private io.micrometer.core.instrument.MeterRegistry meters = dev.ensemble.sessions.streams.ServiceMeters.NONE;
+    private AutoCloseable metrics;
+
+    /**
+     * The registry its Kafka Streams metrics ({@code service="projector"}) and its deletion outcomes
+     * ({@link DeletionWorkflow}) go to (docs/operations.md "Metrics"); before {@link #start()}. Without it nothing is counted.
+     */
+    public synchronized Projector withMeters(io.micrometer.core.instrument.MeterRegistry registry) {
+        this.meters = dev.ensemble.sessions.streams.ServiceMeters.orNone(registry);
+        return this;
+    }
 
     /**
      * @param bootstrapServers  the cluster
@@ -222,9 +233,12 @@ public final class Projector implements AutoCloseable {
         if (streams != null) {
             return;
         }
-        streams = new KafkaStreams(buildTopology(rules, false, generation), properties);
+        Properties p = new Properties();
+        p.putAll(properties);
+        streams = new KafkaStreams(buildTopology(rules, false, generation), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(p, meters));
         streams.setGlobalStateRestoreListener(restores);
         StreamsDefaults.start(streams, "projector");
+        metrics = dev.ensemble.sessions.streams.ServiceMeters.bind(meters, streams, "projector");
         LOG.info("projector {} started ({} → {})", generation, Topics.EVENTS.name(), generation.view(Topics.SESSIONS_VIEW).name());
     }
 
@@ -289,6 +303,8 @@ public final class Projector implements AutoCloseable {
     /** Stops the application, committing what it processed; waits up to 30 s. */
     public synchronized void stop() {
         if (streams != null) {
+            dev.ensemble.sessions.streams.ServiceMeters.closeQuietly(metrics);
+            metrics = null;
             StreamsDefaults.close(streams, Duration.ofSeconds(30));
             streams = null;
             LOG.info("projector stopped");

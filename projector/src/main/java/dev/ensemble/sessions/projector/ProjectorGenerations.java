@@ -77,13 +77,21 @@ public final class ProjectorGenerations implements AutoCloseable {
         this.progress = progress;
     }
 
+    private io.micrometer.core.instrument.MeterRegistry meters;
+
+    /** The registry each generation's projector counts into ({@link Projector#withMeters}); before {@link #start()}. */
+    public synchronized ProjectorGenerations withMeters(io.micrometer.core.instrument.MeterRegistry registry) {
+        this.meters = registry;
+        return this;
+    }
+
     /** Starts the serving generation's projector and watches for rebuilds. */
     public synchronized ProjectorGenerations start() {
         Generation g = Generations.serving(bootstrapServers, client());
         try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, client()))) {
             ensureViews(admin, g);
         }
-        serving = new Projector(bootstrapServers, stateDir, replicationFactor, overrides, rules, g);
+        serving = new Projector(bootstrapServers, stateDir, replicationFactor, overrides, rules, g).withMeters(meters);
         serving.start();
         watcher = new Generations.Watcher(bootstrapServers, client(), "projector", records -> {
             String b = records.get(Generations.BUILDING);
@@ -126,7 +134,7 @@ public final class ProjectorGenerations implements AutoCloseable {
         try (Admin admin = Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, client()))) {
             remove(admin, next); // what an earlier, failed attempt left
             ensureViews(admin, next);
-            Projector fresh = new Projector(bootstrapServers, stateDir, replicationFactor, overrides, rules, next);
+            Projector fresh = new Projector(bootstrapServers, stateDir, replicationFactor, overrides, rules, next).withMeters(meters);
             progress.accept("generation " + next + ": replaying " + Topics.EVENTS.name() + " beside generation " + old.generation());
             fresh.start();
             try {

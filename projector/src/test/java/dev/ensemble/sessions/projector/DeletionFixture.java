@@ -57,14 +57,23 @@ final class DeletionFixture implements AutoCloseable {
     /** Every event piped in, in order (the log as the test wrote it). */
     final List<Event> piped = new ArrayList<>();
 
+    /** The registry the projector counts its deletion outcomes into. */
+    final io.micrometer.core.instrument.simple.SimpleMeterRegistry meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+
+    /** How many deletions had {@code outcome} (and {@code reason}), as the projector counted them. */
+    double counted(String outcome, String reason) {
+        var c = meters.find(DeletionWorkflow.DELETIONS).tags("outcome", outcome, "reason", reason).counter();
+        return c == null ? 0 : c.count();
+    }
+
     DeletionFixture() {
         this(RetirementRules.Config.defaults());
     }
 
     DeletionFixture(RetirementRules.Config rules) {
         try {
-            driver = new TopologyTestDriver(Projector.buildTopology(rules), StreamsDefaults.properties("test-projector", "dummy:9092",
-                    Files.createTempDirectory("ttd"), 1, Map.of()));
+            driver = new TopologyTestDriver(Projector.buildTopology(rules), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(
+                    StreamsDefaults.properties("test-projector", "dummy:9092", Files.createTempDirectory("ttd"), 1, Map.of()), meters));
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
         }

@@ -88,6 +88,10 @@ class DeletionWorkflowTest {
             assertThat(audit.getStatus()).isEqualTo("DELETED");
             assertThat(audit.getDeletedAt()).isEqualTo(min(22));
             assertThat(f.dead).isEmpty();
+            // counted for GET /metrics: one accepted, one deleted
+            assertThat(f.counted("accepted", "none")).isEqualTo(1.0);
+            assertThat(f.counted("deleted", "none")).isEqualTo(1.0);
+            assertThat(f.counted("skipped", "task-in-use")).isZero();
         }
     }
 
@@ -105,6 +109,8 @@ class DeletionWorkflowTest {
             f.given(request("job-1", Requester.system, "cleanup", "retired", List.of("job-1", "job-2"), min(21)));
             assertThat(f.appended(SessionDeletionAccepted.class)).hasSize(1);
             assertThat(f.dead).isEmpty();
+            assertThat(f.counted("skipped", "task-in-use")).as("counted by the guard's reason code").isEqualTo(1.0);
+            assertThat(f.counted("accepted", "none")).isEqualTo(1.0);
         }
     }
 

@@ -47,19 +47,21 @@ public class DeadLetterProcessingExceptionHandler extends LogAndContinueProcessi
     private static final Map<String, String> FAILED = new ConcurrentHashMap<>();
 
     private String applicationId = "";
+    private io.micrometer.core.instrument.MeterRegistry meters = ServiceMeters.NONE;
 
     @Override
     public void configure(Map<String, ?> configs) {
         super.configure(configs);
         Object id = configs.get(StreamsConfig.APPLICATION_ID_CONFIG);
         applicationId = id == null ? "" : id.toString();
+        meters = ServiceMeters.of(configs);
     }
 
     @Override
     public Response handleError(ErrorHandlerContext context, Record<?, ?> record, Exception exception) {
         if (is(exception, InvalidEventException.class) || is(exception, RepeatedFailureException.class)
                 || context.offset() < 0 || context.topic() == null) {
-            return super.handleError(context, record, exception);
+            return counted(super.handleError(context, record, exception), record);
         }
         if (is(exception, KafkaException.class) || is(exception, IOException.class) || is(exception, UncheckedIOException.class)) {
             LOG.error("processor {} failed on {}-{}@{} (task {}) for a reason outside the record; the task restarts from its "
@@ -75,8 +77,16 @@ public class DeadLetterProcessingExceptionHandler extends LogAndContinueProcessi
                     context.processorNodeId(), context.topic(), context.partition(), context.offset(), context.taskId(), exception);
             return Response.fail();
         }
-        return super.handleError(context, record, new RepeatedFailureException(context.processorNodeId(), context.topic(),
-                context.partition(), context.offset(), first, exception));
+        return counted(super.handleError(context, record, new RepeatedFailureException(context.processorNodeId(), context.topic(),
+                context.partition(), context.offset(), first, exception)), record);
+    }
+
+    /** Counts the dead letters of a response ({@link ServiceMeters#DEAD_LETTERED}, by the record's event type); returns it. */
+    private Response counted(Response response, Record<?, ?> record) {
+        if (response.deadLetterQueueRecords() != null && !response.deadLetterQueueRecords().isEmpty()) {
+            ServiceMeters.deadLettered(meters, ServiceMeters.eventType(record == null ? null : record.value()), applicationId);
+        }
+        return response;
     }
 
     private static boolean is(Throwable e, Class<? extends Throwable> type) {

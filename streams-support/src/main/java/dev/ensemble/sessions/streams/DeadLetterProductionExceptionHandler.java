@@ -47,9 +47,11 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
 
     private String deadLetterTopic;
     private String applicationId;
+    private io.micrometer.core.instrument.MeterRegistry meters = ServiceMeters.NONE;
 
     @Override
     public void configure(Map<String, ?> configs) {
+        meters = ServiceMeters.of(configs);
         Object topic = configs.get(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG);
         deadLetterTopic = topic == null ? null : topic.toString();
         Object id = configs.get(StreamsConfig.APPLICATION_ID_CONFIG);
@@ -88,6 +90,7 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
         if (!withValue && record.value() != null) {
             dead.headers().add("ensemble.error.value-omitted", utf8("larger than " + VALUE_BYTES + " bytes"));
         }
+        ServiceMeters.deadLettered(meters, "unknown", applicationId); // the value is bytes here: its type is not read
         return Response.resume(List.of(dead));
     }
 
@@ -104,6 +107,7 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
         ProducerRecord<byte[], byte[]> dead = deadLetter(context, key, null, exception);
         dead.headers().add("ensemble.error.output-topic", utf8(record.topic()));
         dead.headers().add("ensemble.error.origin", utf8(origin.name()));
+        ServiceMeters.deadLettered(meters, ServiceMeters.eventType(record.value()), applicationId);
         return Response.resume(List.of(dead));
     }
 

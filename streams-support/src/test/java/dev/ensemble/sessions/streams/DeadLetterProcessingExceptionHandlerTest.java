@@ -78,4 +78,37 @@ class DeadLetterProcessingExceptionHandlerTest {
         assertThat(h.handleError(at("session-chains", -1), null, new IllegalStateException("in a punctuation")).result())
                 .isEqualTo(Result.RESUME);
     }
+
+    /** Each dead letter is counted by the record's event type and the application that wrote it; a retried record is not one. */
+    @Test
+    void eachDeadLetterIsCountedByEventTypeInTheRegistryTheApplicationWasGiven() {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        DeadLetterProcessingExceptionHandler h = new DeadLetterProcessingExceptionHandler();
+        java.util.Properties p = StreamsDefaults.properties("ensemble-projector", "dummy:9092", java.nio.file.Path.of("/tmp"), 1, Map.of());
+        ServiceMeters.withRegistry(p, registry);
+        Map<String, Object> configs = new java.util.HashMap<>();
+        p.forEach((k, v) -> configs.put(k.toString(), v));
+        h.configure(configs);
+        dev.ensemble.sessions.events.Event event = dev.ensemble.sessions.schema.SamplesAccess.one();
+        String type = dev.ensemble.sessions.schema.EventTypes.typeOf(event);
+
+        assertThat(h.handleError(at("event-intake", 5), new Record<>("k", event, 0L),
+                new InvalidEventException("e1", type, "runId", "blank")).deadLetterQueueRecords()).hasSize(1);
+        assertThat(h.handleError(at("event-intake", 6), RECORD, new InvalidEventException("e2", "RunClaimed", "runId", "blank"))
+                .deadLetterQueueRecords()).hasSize(1);
+        assertThat(h.handleError(at("event-intake", 7), RECORD, new ProcessorStateException("disk full")).result())
+                .as("a failure of the environment is tried again, not dead-lettered").isEqualTo(Result.FAIL);
+
+        assertThat(registry.get(ServiceMeters.DEAD_LETTERED).tags("type", type, "service", "ensemble-projector").counter().count()).isEqualTo(1.0);
+        assertThat(registry.get(ServiceMeters.DEAD_LETTERED).tags("type", "unknown", "service", "ensemble-projector").counter().count())
+                .as("a value that is not an event").isEqualTo(1.0);
+        assertThat(registry.get(ServiceMeters.DEAD_LETTERED).counters()).hasSize(2);
+    }
+
+    @Test
+    void withoutARegistryNothingIsCountedAndTheAnswersAreTheSame() {
+        assertThat(ServiceMeters.of(Map.of())).isSameAs(ServiceMeters.NONE);
+        assertThat(handler().handleError(at("event-intake", 5), RECORD, new InvalidEventException("e1", "RunClaimed", "runId", "blank"))
+                .result()).isEqualTo(Result.RESUME);
+    }
 }

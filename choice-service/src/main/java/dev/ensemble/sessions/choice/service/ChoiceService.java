@@ -101,6 +101,26 @@ public final class ChoiceService implements AutoCloseable {
     private ConfigPublisher publisher;
     private Javalin http;
 
+    /**
+     * The counter of its decisions, by {@code decision} ({@code CONTINUE}, {@code NEW}), {@code band} and {@code note}
+     * ({@code none} when the decision has none); docs/operations.md "Metrics".
+     */
+    public static final String DECISIONS = "ensemble.choice.decisions";
+    private io.micrometer.core.instrument.MeterRegistry meters = dev.ensemble.sessions.streams.ServiceMeters.NONE;
+    private dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding metrics =
+            new dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding(meters, "choice");
+    private AutoCloseable producerMetrics;
+
+    /**
+     * The registry its decisions ({@link #DECISIONS}) and its Kafka Streams and producer metrics ({@code service="choice"})
+     * go to; before {@link #start()}. Without it nothing is counted.
+     */
+    public synchronized ChoiceService withMeters(io.micrometer.core.instrument.MeterRegistry registry) {
+        this.meters = dev.ensemble.sessions.streams.ServiceMeters.orNone(registry);
+        this.metrics = new dev.ensemble.sessions.streams.ServiceMeters.StreamsBinding(meters, "choice");
+        return this;
+    }
+
     /** The cluster's client properties (security settings), given to its producer and Streams application. */
     private Map<String, ?> clientProperties = Map.of();
 
@@ -144,9 +164,11 @@ public final class ChoiceService implements AutoCloseable {
         Map<String, Object> p = dev.ensemble.sessions.schema.LogProducers.config(settings.bootstrapServers(),
                 "ensemble-choice-records", clientProperties);
         producer = new KafkaProducer<>(p, new StringSerializer(), Topics.EVENTS.valueSerde().serializer());
+        producerMetrics = dev.ensemble.sessions.streams.ServiceMeters.bind(meters, producer, "choice");
         generation = dev.ensemble.sessions.schema.Generations.serving(settings.bootstrapServers(), clientProperties);
         streams = newStreams(generation);
         StreamsDefaults.start(streams, "choice service");
+        metrics.follow(streams);
         watcher = new dev.ensemble.sessions.schema.Generations.Watcher(settings.bootstrapServers(), clientProperties, "choice",
                 records -> switchTo(dev.ensemble.sessions.schema.Generations.parse(records.get(dev.ensemble.sessions.schema.Generations.SERVING))));
         publisher = new ConfigPublisher(settings.bootstrapServers(), clientProperties, settings.config(), settings.clock(), Duration.ofSeconds(1)).start();
@@ -163,9 +185,10 @@ public final class ChoiceService implements AutoCloseable {
     }
 
     private KafkaStreams newStreams(dev.ensemble.sessions.schema.Generation g) {
-        return new KafkaStreams(ChoiceTopology.build(g), StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID,
-                settings.bootstrapServers(), settings.stateDir(), settings.replicationFactor(),
-                dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, Map.of("commit.interval.ms", 100))));
+        return new KafkaStreams(ChoiceTopology.build(g), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(
+                StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID, settings.bootstrapServers(), settings.stateDir(),
+                        settings.replicationFactor(), dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, Map.of("commit.interval.ms", 100))),
+                meters));
     }
 
     /**
@@ -185,6 +208,7 @@ public final class ChoiceService implements AutoCloseable {
         streams = next;
         generation = g;
         StreamsDefaults.start(next, "choice service");
+        metrics.follow(next);
         try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(dev.ensemble.sessions.schema.KafkaClients.config(settings.bootstrapServers(), clientProperties))) {
             admin.deleteTopics(List.of(ChoiceTopology.APPLICATION_ID + "-" + ChoiceTopology.store(ChoiceTopology.SESSIONS, old) + "-changelog",
                     ChoiceTopology.APPLICATION_ID + "-" + ChoiceTopology.store(ChoiceTopology.CORPUS, old) + "-changelog")).all().get();
@@ -250,6 +274,9 @@ public final class ChoiceService implements AutoCloseable {
                 .setOccurredAt(at).setRecordedAt(at)
                 .setSource("service:choice").setPayload(record).build();
         producer.send(new ProducerRecord<>(Topics.EVENTS.name(), account, e)).get(30, TimeUnit.SECONDS);
+        io.micrometer.core.instrument.Counter.builder(DECISIONS).description("session-choice decisions recorded by the choice service")
+                .tag("decision", d.decision().name()).tag("band", d.band() == null ? "NONE" : d.band().name())
+                .tag("note", d.note() == null ? "none" : d.note()).register(meters).increment();
         ObjectNode out = EventJson.recordToJson(record);
         out.put("eventId", e.getEventId());
         String continueFrom = null;
@@ -371,10 +398,13 @@ public final class ChoiceService implements AutoCloseable {
             publisher.close();
             publisher = null;
         }
+        metrics.close();
         if (streams != null) {
             StreamsDefaults.close(streams, Duration.ofSeconds(30));
             streams = null;
         }
+        dev.ensemble.sessions.streams.ServiceMeters.closeQuietly(producerMetrics);
+        producerMetrics = null;
         if (producer != null) {
             producer.close(Duration.ofSeconds(10));
             producer = null;

@@ -1,0 +1,78 @@
+package dev.ensemble.sessions.agent;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The importer's meters (docs/operations.md "Metrics"), counted by {@link ComputerAgent} after each import:
+ * <ul>
+ *   <li>{@value #FILES_READ}, by {@code agent}: changed transcripts read;</li>
+ *   <li>{@value #FILES_SKIPPED}, by {@code kind} ({@code not a transcript}, {@code unreadable}, ...; {@code unchanged} is
+ *       not counted): transcripts left out; {@value #LINES_SKIPPED}: malformed lines left out;</li>
+ *   <li>{@value #TRANSCRIPTS}, gauge by {@code agent}: the transcripts its stores held at the last import;</li>
+ *   <li>{@value #EVENTS}: events written to the log;</li>
+ *   <li>{@value #FAILURES}: imports that failed (tried again at the next poll);</li>
+ *   <li>{@value #LAG}, gauge in seconds: how long ago the newest successful import started, so a transcript change older
+ *       than this is in the log (grows while imports fail or take long; NaN before the first one).</li>
+ * </ul>
+ */
+final class ImportMetrics {
+    static final String FILES_READ = "ensemble.import.files.read";
+    static final String FILES_SKIPPED = "ensemble.import.files.skipped";
+    static final String LINES_SKIPPED = "ensemble.import.lines.skipped";
+    static final String TRANSCRIPTS = "ensemble.import.transcripts";
+    static final String EVENTS = "ensemble.import.events";
+    static final String FAILURES = "ensemble.import.failures";
+    static final String LAG = "ensemble.import.lag.seconds";
+
+    private final MeterRegistry registry;
+    private final Clock clock;
+    private final Map<String, AtomicLong> transcripts = new ConcurrentHashMap<>();
+    private volatile Instant lastGoodStart;
+
+    ImportMetrics(MeterRegistry registry, Clock clock) {
+        this.registry = registry;
+        this.clock = clock;
+        Gauge.builder(LAG, this, m -> m.lastGoodStart == null ? Double.NaN
+                        : Math.max(0, java.time.Duration.between(m.lastGoodStart, m.clock.instant()).toMillis()) / 1000.0)
+                .description("seconds since the newest successful import started").baseUnit("seconds").register(registry);
+    }
+
+    /** One successful import that started at {@code started}. */
+    void imported(Instant started, ImportSummary summary) {
+        lastGoodStart = started;
+        for (ImportSummary.Store s : summary.stores()) {
+            counter(FILES_READ, "agent", s.agent(), "changed transcripts the importer read").increment(s.read());
+            transcripts.computeIfAbsent(s.agent(), a -> {
+                AtomicLong n = new AtomicLong();
+                Gauge.builder(TRANSCRIPTS, n, AtomicLong::get).tag("agent", a)
+                        .description("transcripts in the agent's stores at the last import").register(registry);
+                return n;
+            }).set(s.transcripts());
+        }
+        summary.skippedFilesByKind().forEach((kind, n) -> {
+            if (!kind.equals("unchanged")) {
+                counter(FILES_SKIPPED, "kind", kind, "transcripts left out by the importer").increment(n);
+            }
+        });
+        Counter.builder(LINES_SKIPPED).description("malformed transcript lines the importer left out").register(registry)
+                .increment(summary.skippedLines().size());
+        Counter.builder(EVENTS).description("events the importer wrote to the log").register(registry).increment(summary.events());
+    }
+
+    /** One failed import. */
+    void failed() {
+        Counter.builder(FAILURES).description("imports that failed").register(registry).increment();
+    }
+
+    private Counter counter(String name, String tag, String value, String description) {
+        return Counter.builder(name).tag(tag, value).description(description).register(registry);
+    }
+}
