@@ -9,7 +9,6 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
@@ -86,20 +85,20 @@ public final class AskRules {
 
     /**
      * The line of one person's asks on one page, in order: while an ask runs, none other starts; otherwise the
-     * earliest waiting ask runs now. Every other waiting ask shows {@link #WAITING}. An ask that ended (answered,
-     * failed, cleared) holds nothing up.
+     * earliest waiting ask runs now ({@link Line}). Every other waiting ask shows {@link #WAITING}. An ask that
+     * ended (answered, failed, cleared) holds nothing up.
      */
     public static List<Place> inLine(List<Ask> asks) {
-        List<Ask> ordered = asks.stream().sorted(Comparator.comparingLong(Ask::inLine)).toList();
-        boolean running = ordered.stream().anyMatch(a -> a.state() == AskState.RUNNING);
+        List<Line.Entry> entries = asks.stream().map(a -> new Line.Entry(a.askId(), a.inLine(), switch (a.state()) {
+            case WAITING -> Line.State.WAITING;
+            case RUNNING -> Line.State.RUNNING;
+            default -> Line.State.ENDED;
+        })).toList();
+        String next = Line.next(entries);
         List<Place> out = new ArrayList<>();
-        boolean first = !running;
-        for (Ask a : ordered) {
-            if (a.state() != AskState.WAITING) {
-                continue;
-            }
-            out.add(new Place(a.askId(), first, first ? null : WAITING));
-            first = false;
+        for (String id : Line.waiting(entries)) {
+            boolean now = id.equals(next);
+            out.add(new Place(id, now, now ? null : WAITING));
         }
         return out;
     }

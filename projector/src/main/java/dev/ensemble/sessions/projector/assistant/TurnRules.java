@@ -48,6 +48,9 @@ import java.util.Set;
  * replaces an entry, other than a touched one, names it in {@link Decision#replaced()} to be deleted from the
  * agent at once, with its folder when that folder is the chat's own ("A session replaced in the store ... is
  * deleted from the agent at once, with its folder when the folder is the chat's own").
+ *
+ * <p>A turn is decided when it is its chat's turn to run: "Turns of one chat run one at a time" ({@link Line}), so
+ * the entry it sees is the one the previous turn left.
  */
 public final class TurnRules {
     private TurnRules() {

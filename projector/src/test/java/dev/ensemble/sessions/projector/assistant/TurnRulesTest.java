@@ -129,6 +129,46 @@ class TurnRulesTest {
     }
 
     @Nested
+    class ATurnOnAnotherModelOrComputerMovesItOn {
+        /** Laptop, then desktop, then laptop again: each computer keeps its own entry; the laptop's is behind. */
+        @Test
+        void aChatThatWentToAnotherComputerAndCameBackStartsANewSessionThereAndTheOldOneIsDeleted() {
+            List<Message> messages = new ArrayList<>(exchanges(2));
+            SessionEntry laptop = entry("claude-code", 4);
+            Decision onDesktop = decide(chat(Kind.CHAT, null, messages), new Turn("claude-code", "sonnet", "desktop", 4, INSTR, null));
+            assertThat(onDesktop.reason()).as("no entry on the desktop").isEqualTo(Reason.FIRST_TURN);
+            assertThat(onDesktop.history()).as("the chat so far").hasSize(4);
+            messages.add(new Message("u3", Role.USER, "from the desktop", null));
+            messages.add(new Message("a3", Role.ASSISTANT, "answer", "d1"));
+            Decision back = decide(chat(Kind.CHAT, laptop, messages), turn("claude-code", TurnRules.position(messages)));
+            assertThat(back.action()).isEqualTo(Action.NEW);
+            assertThat(back.reason()).isEqualTo(Reason.POSITION_MOVED);
+            assertThat(back.replaced().sessionId()).isEqualTo("s1");
+            assertThat(back.history()).extracting(Message::id).endsWith("u3", "a3");
+        }
+    }
+
+    @Nested
+    class TurnsOfOneChatRunOneAtATime {
+        @Test
+        void table() {
+            record Case(String name, List<Line.Entry> turns, String next, List<String> waiting) {
+            }
+            for (Case c : List.of(
+                    new Case("nothing in line", List.of(), null, List.of()),
+                    new Case("one turn starts", List.of(new Line.Entry("t1", 1, Line.State.WAITING)), "t1", List.of("t1")),
+                    new Case("while one runs none other starts",
+                            List.of(new Line.Entry("t1", 1, Line.State.RUNNING), new Line.Entry("t2", 2, Line.State.WAITING)), null, List.of("t2")),
+                    new Case("in the order they arrived",
+                            List.of(new Line.Entry("t3", 3, Line.State.WAITING), new Line.Entry("t2", 2, Line.State.WAITING),
+                                    new Line.Entry("t1", 1, Line.State.ENDED)), "t2", List.of("t2", "t3")))) {
+                assertThat(Line.next(c.turns())).as(c.name()).isEqualTo(c.next());
+                assertThat(Line.waiting(c.turns())).as(c.name()).isEqualTo(c.waiting());
+            }
+        }
+    }
+
+    @Nested
     class AMessageThatGotNoAnswerAndAFailedExchangeDoNotCount {
         static Message u(String id) {
             return new Message(id, Role.USER, id, null);
