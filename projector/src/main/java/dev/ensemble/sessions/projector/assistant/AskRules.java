@@ -77,6 +77,12 @@ public final class AskRules {
      * @param startedAt when it began running, or null while waiting
      */
     public record Ask(String askId, long inLine, AskState state, Instant startedAt) {
+        public Ask {
+            Objects.requireNonNull(state, "state");
+            if (state == AskState.RUNNING && startedAt == null) {
+                throw new IllegalArgumentException("a running ask needs startedAt: " + askId);
+            }
+        }
     }
 
     /** What the line says of one ask. */

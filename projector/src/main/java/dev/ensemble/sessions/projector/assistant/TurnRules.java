@@ -19,6 +19,9 @@ import java.util.Set;
  *   <li>no entry for the chat on this computer: {@link Reason#FIRST_TURN} ("a new chat is a new session"; a chat
  *       is "one session of the agent on the computer that runs it", so a turn on a computer without an entry
  *       starts one there, with the chat so far);</li>
+ *   <li>the entry is another computer's: {@link Reason#OTHER_COMPUTER}, the same sentence, for a caller that keeps one
+ *       entry per chat. That entry is not replaced here: it stays in its computer's store until the chat comes back
+ *       there (its position moved, so it is replaced then) or it expires;</li>
  *   <li>the session is gone (deleted in the agent's app, expired, refused on reopening): {@link Reason#SESSION_GONE}
  *       ("a session the agent cannot reopen ... falls back to a new session ... with the chat so far");</li>
  *   <li>touched outside: the agent's own transcript holds more prompts than were noted after the session's last
@@ -86,7 +89,7 @@ public final class TurnRules {
         NONE
     }
 
-    public enum Reason { FIRST_TURN, SESSION_GONE, TOUCHED_OUTSIDE, OTHER_AGENT, POSITION_MOVED, ROTATION_MESSAGES, ROTATION_INSTRUCTIONS }
+    public enum Reason { FIRST_TURN, OTHER_COMPUTER, SESSION_GONE, TOUCHED_OUTSIDE, OTHER_AGENT, POSITION_MOVED, ROTATION_MESSAGES, ROTATION_INSTRUCTIONS }
 
     /** How a one-off leaves no session: Claude Code's --no-session-persistence, Codex's ephemeral thread, or deleted after the turn (dropOneOff). */
     public enum OneOff { NO_SESSION_PERSISTENCE, EPHEMERAL_THREAD, DELETE_AFTER_TURN }
@@ -222,7 +225,7 @@ public final class TurnRules {
         }
         Replaced replaced = null;
         String retired = null;
-        if (e != null) {
+        if (e != null && reason != Reason.OTHER_COMPUTER) {
             if (reason == Reason.TOUCHED_OUTSIDE) {
                 retired = e.sessionId();
             } else {
@@ -239,6 +242,9 @@ public final class TurnRules {
     private static Reason newSessionReason(Chat chat, SessionEntry e, Turn turn) {
         if (e == null) {
             return Reason.FIRST_TURN;
+        }
+        if (e.computerId() != null && !e.computerId().equals(turn.computerId())) {
+            return Reason.OTHER_COMPUTER;
         }
         if (e.gone()) {
             return Reason.SESSION_GONE;

@@ -114,6 +114,15 @@ class TurnRulesTest {
         }
 
         @Test
+        void anEntryOfAnotherComputerIsNotResumedHereNorDeletedFromThere() {
+            Decision d = decide(chat(entry("claude-code", 10)), new Turn("claude-code", "sonnet", "desktop", 10, INSTR, null));
+            assertThat(d.action()).isEqualTo(Action.NEW);
+            assertThat(d.reason()).isEqualTo(Reason.OTHER_COMPUTER);
+            assertThat(d.replaced()).isNull();
+            assertThat(d.history()).hasSize(10);
+        }
+
+        @Test
         void anotherModelAloneDoesNotStartANewSessionOnlyTheTurnItMovesTheChatOnBy() {
             Turn opus = new Turn("claude-code", "opus", "laptop", 10, INSTR, null);
             assertThat(decide(chat(entry("claude-code", 10)), opus).action()).isEqualTo(Action.RESUME);
