@@ -14,8 +14,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The importer's meters (docs/operations.md "Metrics"), counted by {@link ComputerAgent} after each import:
  * <ul>
  *   <li>{@value #FILES_READ}, by {@code agent}: changed transcripts read;</li>
- *   <li>{@value #FILES_SKIPPED}, by {@code kind} ({@code not a transcript}, {@code unreadable}, ...; {@code unchanged} is
- *       not counted): transcripts left out; {@value #LINES_SKIPPED}: malformed lines left out;</li>
+ *   <li>{@value #FILES_SKIPPED}, gauge by {@code kind} ({@code not a transcript}, {@code unreadable}, {@code sub-agent
+ *       transcript}, ...; {@code unchanged} is not a skip): the files the last import left out (a file left out at every
+ *       poll is counted once, not once a poll); {@value #LINES_SKIPPED}: malformed lines left out;</li>
  *   <li>{@value #TRANSCRIPTS}, gauge by {@code agent}: the transcripts its stores held at the last import;</li>
  *   <li>{@value #EVENTS}: events written to the log;</li>
  *   <li>{@value #FAILURES}: imports that failed (tried again at the next poll);</li>
@@ -35,6 +36,7 @@ final class ImportMetrics {
     private final MeterRegistry registry;
     private final Clock clock;
     private final Map<String, AtomicLong> transcripts = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> skipped = new ConcurrentHashMap<>();
     private volatile Instant lastGoodStart;
 
     ImportMetrics(MeterRegistry registry, Clock clock) {
@@ -57,9 +59,16 @@ final class ImportMetrics {
                 return n;
             }).set(s.transcripts());
         }
-        summary.skippedFilesByKind().forEach((kind, n) -> {
+        Map<String, Long> skips = summary.skippedFilesByKind();
+        skipped.forEach((kind, n) -> n.set(skips.getOrDefault(kind, 0L))); // a kind the last import had none of: 0
+        skips.forEach((kind, n) -> {
             if (!kind.equals("unchanged")) {
-                counter(FILES_SKIPPED, "kind", kind, "transcripts left out by the importer").increment(n);
+                skipped.computeIfAbsent(kind, k -> {
+                    AtomicLong held = new AtomicLong();
+                    Gauge.builder(FILES_SKIPPED, held, AtomicLong::get).tag("kind", k)
+                            .description("files the last import left out").register(registry);
+                    return held;
+                }).set(n);
             }
         });
         Counter.builder(LINES_SKIPPED).description("malformed transcript lines the importer left out").register(registry)

@@ -60,8 +60,9 @@ class ImportMetricsTest {
         assertThat(r.get(ImportMetrics.FILES_READ).tags("agent", "claude-code").counter().count()).isEqualTo(4.0);
         assertThat(r.get(ImportMetrics.FILES_READ).tags("agent", "codex").counter().count()).isZero();
         assertThat(r.get(ImportMetrics.TRANSCRIPTS).tags("agent", "claude-code").gauge().value()).as("the newest import's").isEqualTo(7.0);
-        assertThat(r.get(ImportMetrics.FILES_SKIPPED).tags("kind", "not a transcript").counter().count()).isEqualTo(2.0);
-        assertThat(r.find(ImportMetrics.FILES_SKIPPED).tags("kind", "unchanged").counter()).as("unchanged is not a skip").isNull();
+        assertThat(r.get(ImportMetrics.FILES_SKIPPED).tags("kind", "not a transcript").gauge().value())
+                .as("the newest import's, not a sum over polls").isEqualTo(1.0);
+        assertThat(r.find(ImportMetrics.FILES_SKIPPED).tags("kind", "unchanged").gauge()).as("unchanged is not a skip").isNull();
         assertThat(r.get(ImportMetrics.LINES_SKIPPED).counter().count()).isEqualTo(2.0);
         assertThat(r.get(ImportMetrics.EVENTS).counter().count()).isEqualTo(45.0);
         assertThat(r.get(ImportMetrics.LAG).gauge().value()).as("since the newest good import started").isEqualTo(1.0);
@@ -70,5 +71,9 @@ class ImportMetricsTest {
         clock.now = clock.now.plus(Duration.ofMinutes(1));
         assertThat(r.get(ImportMetrics.FAILURES).counter().count()).isEqualTo(1.0);
         assertThat(r.get(ImportMetrics.LAG).gauge().value()).as("a failed import does not reset it").isEqualTo(61.0);
+
+        m.imported(clock.now, new ImportSummary(0, 0, 0, 0, 0, List.of()));
+        assertThat(r.get(ImportMetrics.FILES_SKIPPED).tags("kind", "not a transcript").gauge().value())
+                .as("none left out by the newest import").isZero();
     }
 }
