@@ -84,6 +84,61 @@ class SessionsCommandTest {
         assertThat(ShowCommand.duration(DataDir.JSON.getNodeFactory().numberNode(42_400L))).isEqualTo("42s");
     }
 
+    /**
+     * Against a stand-in for the API that always answers a full page of 500 sessions (250 Codex, 250 Claude Code) and
+     * records the queries: the note that older sessions may be left out, {@code --agent} filtered here from the largest
+     * page, {@code --limit} asked of the API, and a refused token named with its file.
+     */
+    @Test
+    void aFullPageIsSaidAndTheAgentIsFilteredHere(@TempDir Path dir) throws Exception {
+        java.util.List<String> queries = new java.util.concurrent.CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/api/agent/sessions", x -> {
+            queries.add(x.getRequestURI().getRawQuery());
+            boolean known = "Bearer t-1".equals(x.getRequestHeaders().getFirst("Authorization"));
+            StringBuilder body = new StringBuilder(known ? "{\"sessions\": [" : "{\"error\": \"unauthorized\", \"message\": \"this token is not known\"}");
+            for (int i = 0; known && i < 500; i++) {
+                body.append(i == 0 ? "" : ",").append("{\"id\": \"s-").append(i).append("\", \"agent\": \"")
+                        .append(i % 2 == 0 ? "codex" : "claude-code").append("\", \"status\": \"idle\", \"runs\": 1}");
+            }
+            byte[] bytes = body.append(known ? "]}" : "").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            x.getResponseHeaders().add("Content-Type", "application/json");
+            x.sendResponseHeaders(known ? 200 : 401, bytes.length);
+            x.getResponseBody().write(bytes);
+            x.close();
+        });
+        server.start();
+        try {
+            new DataDir(dir).writeEndpoints("http://127.0.0.1:" + server.getAddress().getPort(), "127.0.0.1:1");
+            java.nio.file.Files.writeString(dir.resolve("token"), "t-1\n");
+            ChooseCommandTest.Run all = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--json");
+            assertThat(DataDir.JSON.readTree(all.out()).path("sessions")).hasSize(500);
+            assertThat(all.err()).isEqualTo("note: the API lists at most 500 sessions per request and has no cursor yet: older"
+                    + " sessions may be left out; narrow the list with --q, --computer or --agent" + NL);
+            assertThat(queries.get(0)).isEqualTo("limit=500");
+
+            ChooseCommandTest.Run codex = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--agent", "codex",
+                    "--limit", "3", "--q", "hello world", "--computer", "pc 1");
+            assertThat(codex.code()).as(codex.err()).isZero();
+            assertThat(codex.out()).contains("│ s-0 ", "│ s-2 ", "│ s-4 ").doesNotContain("│ s-1 ", "│ s-6 ", "claude-code");
+            assertThat(codex.err()).as("three sessions were asked for and printed").isEmpty();
+            assertThat(queries.get(1)).isEqualTo("limit=500&q=hello+world&deviceId=pc+1");
+
+            ChooseCommandTest.Run two = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--limit", "2", "--json");
+            assertThat(DataDir.JSON.readTree(two.out()).path("sessions")).hasSize(2);
+            assertThat(queries.get(2)).isEqualTo("limit=2");
+
+            java.nio.file.Files.writeString(dir.resolve("token"), "t-old\n");
+            ChooseCommandTest.Run refused = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString());
+            assertThat(refused.code()).isEqualTo(1);
+            assertThat(refused.err()).isEqualTo("error: the system at http://127.0.0.1:" + server.getAddress().getPort()
+                    + " refused the token in " + dir.resolve("token") + " (this token is not known)" + NL);
+        } finally {
+            server.stop(0);
+        }
+    }
+
     @Test
     void withNothingRunningBothSaySoInOneLine(@TempDir Path dir) {
         for (String command : new String[]{"sessions", "show"}) {
