@@ -76,15 +76,22 @@ final class ShowCommand implements Callable<Integer> {
         return (ObjectNode) DataDir.JSON.readTree(r.body());
     }
 
-    /** The one session whose id or agent session id starts with {@code prefix}. */
+    /**
+     * The one session whose id or agent session id starts with {@code prefix}: looked for among the sessions the API's
+     * {@code q=prefix} finds, then (should its search not match parts of ids) among the most recently active
+     * {@link Gateway#MAX_LIMIT}.
+     */
     private static String byPrefix(ApiClient api, String prefix) throws Exception {
-        List<String> found = new ArrayList<>();
+        java.util.Set<String> found = new java.util.LinkedHashSet<>();
         if (!prefix.matches(".*\\s.*")) {
-            JsonNode page = api.get("/api/agent/sessions?limit=" + Gateway.MAX_LIMIT + "&q=" + SessionsCommand.enc(prefix));
-            for (JsonNode s : page.path("sessions")) {
-                if (s.path("id").asText().startsWith(prefix) || s.path("agentSessionId").asText("\0").startsWith(prefix)) {
-                    found.add(s.path("id").asText());
+            for (String query : new String[]{"&q=" + SessionsCommand.enc(prefix), ""}) {
+                JsonNode page = api.get("/api/agent/sessions?limit=" + Gateway.MAX_LIMIT + query);
+                for (JsonNode s : page.path("sessions")) {
+                    if (s.path("id").asText().startsWith(prefix) || s.path("agentSessionId").asText("\0").startsWith(prefix)) {
+                        found.add(s.path("id").asText());
+                    }
                 }
+                if (!found.isEmpty()) break;
             }
         }
         if (found.isEmpty()) {
@@ -92,10 +99,10 @@ final class ShowCommand implements Callable<Integer> {
         }
         if (found.size() > 1) {
             throw new IllegalStateException("'" + prefix + "' starts the ids of " + found.size() + " sessions ("
-                    + String.join(", ", found.subList(0, Math.min(5, found.size()))) + (found.size() > 5 ? ", …" : "")
+                    + String.join(", ", found.stream().limit(5).toList()) + (found.size() > 5 ? ", …" : "")
                     + "): give more of the id");
         }
-        return found.get(0);
+        return found.iterator().next();
     }
 
     /** How to resume the session: its agent, agent session id, first folder and command; null without an agent session id. */

@@ -139,6 +139,60 @@ class SessionsCommandTest {
         }
     }
 
+    /**
+     * {@code show} with the start of an id, against a stand-in for the API whose search ({@code q=}) matches no part
+     * of an id: the most recent sessions are looked through then; several matches are one line naming them, exit 1.
+     */
+    @Test
+    void showFindsTheOneSessionAnIdStartsWith(@TempDir Path dir) throws Exception {
+        java.util.List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/api/agent/sessions", x -> {
+            String path = x.getRequestURI().getRawPath();
+            String query = x.getRequestURI().getRawQuery();
+            asked.add(path + (query == null ? "" : "?" + query));
+            int code = 200;
+            StringBuilder body = new StringBuilder();
+            if (path.equals("/api/agent/sessions/s-499")) {
+                body.append("{\"id\": \"s-499\", \"agent\": \"codex\", \"agentSessionId\": \"uuid-499-x\", \"folder\": \"/w\","
+                        + " \"status\": \"idle\", \"resumable\": true, \"runs\": 1}");
+            } else if (!path.equals("/api/agent/sessions")) {
+                code = 404;
+                body.append("{\"error\": \"not_found\", \"message\": \"no session in your account\"}");
+            } else {
+                body.append("{\"sessions\": [");
+                for (int i = 0; !query.contains("q=") && i < 500; i++) {
+                    body.append(i == 0 ? "" : ",").append("{\"id\": \"s-").append(i).append("\", \"agentSessionId\": \"uuid-")
+                            .append(i).append("-x\", \"agent\": \"codex\", \"status\": \"idle\", \"runs\": 1}");
+                }
+                body.append("]}");
+            }
+            byte[] bytes = body.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            x.sendResponseHeaders(code, bytes.length);
+            x.getResponseBody().write(bytes);
+            x.close();
+        });
+        server.start();
+        try {
+            new DataDir(dir).writeEndpoints("http://127.0.0.1:" + server.getAddress().getPort(), "127.0.0.1:1");
+            java.nio.file.Files.writeString(dir.resolve("token"), "t-1\n");
+            ChooseCommandTest.Run one = ChooseCommandTest.cli("show", "uuid-499", "--data-dir", dir.toString());
+            assertThat(one.code()).as(one.err()).isZero();
+            assertThat(one.out()).startsWith("Session       s-499" + NL).endsWith(NL + "Resume it: cd /w && codex resume uuid-499-x" + NL);
+            assertThat(asked).containsExactly("/api/agent/sessions/uuid-499", "/api/agent/sessions?limit=500&q=uuid-499",
+                    "/api/agent/sessions?limit=500", "/api/agent/sessions/s-499");
+
+            ChooseCommandTest.Run several = ChooseCommandTest.cli("show", "s-49", "--data-dir", dir.toString());
+            assertThat(several.code()).isEqualTo(1);
+            assertThat(several.err()).isEqualTo("error: 's-49' starts the ids of 11 sessions (s-49, s-490, s-491, s-492, s-493, …):"
+                    + " give more of the id" + NL);
+            assertThat(several.out()).isEmpty();
+        } finally {
+            server.stop(0);
+        }
+    }
+
     @Test
     void withNothingRunningBothSaySoInOneLine(@TempDir Path dir) {
         for (String command : new String[]{"sessions", "show"}) {
