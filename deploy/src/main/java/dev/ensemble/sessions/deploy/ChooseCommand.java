@@ -62,9 +62,7 @@ final class ChooseCommand implements Callable<Integer> {
     picocli.CommandLine.Model.CommandSpec spec;
 
     /** How long a choice service that is still loading its views (503) is asked again. */
-    static final Duration STARTING_WAIT = Duration.ofSeconds(60);
-
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    static final Duration STARTING_WAIT = ApiClient.STARTING_WAIT;
 
     @Override
     public Integer call() throws Exception {
@@ -72,15 +70,10 @@ final class ChooseCommand implements Callable<Integer> {
         if (task.isEmpty()) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "TASK TITLE is empty: say what the task is");
         }
-        DataDir data = DataDir.of(dataDir);
-        String url = data.readEndpoints().path("http").asText(null);
-        if (url == null || url.isBlank()) {
-            throw new IllegalStateException(data.endpoints() + " names no HTTP address: start the system with 'ensemble-sessions up'");
-        }
-        String token = readLine(data.token(), "token");
-        String computer = readLine(data.computerId(), "computer id (written by 'up' when it imports the agent stores)");
-        String account = get(url, token, "/api/me").path("account").asText();
-        List<String> agents = agent != null ? List.of(agent) : agentsOn(url, token, computer);
+        ApiClient api = ApiClient.of(dataDir);
+        String computer = api.readLine(api.data().computerId(), "computer id (written by 'up' when it imports the agent stores)");
+        String account = api.get("/api/me").path("account").asText();
+        List<String> agents = agent != null ? List.of(agent) : agentsOn(api, computer);
         PrintWriter out = spec.commandLine().getOut();
         if (agents.isEmpty()) {
             ObjectNode none = DataDir.JSON.createObjectNode().put("decision", "NEW").put("band", "NONE")
@@ -92,7 +85,7 @@ final class ChooseCommand implements Callable<Integer> {
         String dir = folder == null ? null : folder.toAbsolutePath().normalize().toString();
         JsonNode best = null;
         for (String a : agents) {
-            JsonNode answer = decide(url, token, account, computer, a, task, dir);
+            JsonNode answer = decide(api, account, computer, a, task, dir);
             if (best == null || better(answer, best)) {
                 best = answer;
             }
@@ -163,8 +156,8 @@ final class ChooseCommand implements Callable<Integer> {
     }
 
     /** The agents of the account's sessions on {@code computer}, the most recently active first. */
-    private List<String> agentsOn(String url, String token, String computer) throws Exception {
-        JsonNode list = get(url, token, "/api/agent/sessions?limit=500&deviceId=" + URLEncoder.encode(computer, StandardCharsets.UTF_8));
+    private static List<String> agentsOn(ApiClient api, String computer) throws Exception {
+        JsonNode list = api.get("/api/agent/sessions?limit=500&deviceId=" + URLEncoder.encode(computer, StandardCharsets.UTF_8));
         Set<String> agents = new LinkedHashSet<>();
         for (JsonNode s : list.path("sessions")) {
             if (s.path("agent").isTextual()) agents.add(s.path("agent").asText());
@@ -173,8 +166,8 @@ final class ChooseCommand implements Callable<Integer> {
     }
 
     /** One decision for {@code agent}, with {@code agent} added to the answer. */
-    private JsonNode decide(String url, String token, String account, String computer, String agentName, String task,
-                            String dir) throws Exception {
+    private static JsonNode decide(ApiClient api, String account, String computer, String agentName, String task,
+                                   String dir) throws Exception {
         String id = UUID.randomUUID().toString();
         ObjectNode claim = DataDir.JSON.createObjectNode();
         claim.put("eventId", id).put("type", "RunClaimed").put("account", account).put("space", "local:" + computer)
@@ -190,8 +183,7 @@ final class ChooseCommand implements Callable<Integer> {
         facts.putArray("linkedTaskIds");
         long until = System.nanoTime() + STARTING_WAIT.toNanos();
         while (true) {
-            HttpResponse<String> r = send(url, HttpRequest.newBuilder(URI.create(url + "/api/session-choice"))
-                    .header("Authorization", "Bearer " + token).header("Content-Type", "application/json")
+            HttpResponse<String> r = api.send(api.request("/api/session-choice").header("Content-Type", "application/json")
                     .timeout(Duration.ofSeconds(60))
                     .POST(HttpRequest.BodyPublishers.ofString(claim.toString())).build());
             if (r.statusCode() == 200) {
@@ -200,49 +192,10 @@ final class ChooseCommand implements Callable<Integer> {
                 return answer;
             }
             if (r.statusCode() != 503 || System.nanoTime() > until) {
-                throw new IllegalStateException("the session choice at " + url + " answered " + r.statusCode() + ": " + message(r.body()));
+                throw new IllegalStateException("the session choice at " + api.url() + " answered " + r.statusCode() + ": "
+                        + ApiClient.message(r.body()));
             }
             Thread.sleep(1000); // still loading its views: asked again, the same event id
         }
-    }
-
-    private JsonNode get(String url, String token, String path) throws Exception {
-        HttpResponse<String> r = send(url, HttpRequest.newBuilder(URI.create(url + path))
-                .header("Authorization", "Bearer " + token).timeout(Duration.ofSeconds(30)).GET().build());
-        if (r.statusCode() == 401) {
-            throw new IllegalStateException("the system at " + url + " refused the token in " + DataDir.of(dataDir).token()
-                    + " (" + message(r.body()) + ")");
-        }
-        if (r.statusCode() != 200) {
-            throw new IllegalStateException(url + path + " answered " + r.statusCode() + ": " + message(r.body()));
-        }
-        return DataDir.JSON.readTree(r.body());
-    }
-
-    private HttpResponse<String> send(String url, HttpRequest request) throws Exception {
-        try {
-            return http.send(request, HttpResponse.BodyHandlers.ofString());
-        } catch (ConnectException e) {
-            throw new IllegalStateException("nothing runs at " + url + " (the address in " + DataDir.of(dataDir).endpoints()
-                    + "): start the system with 'ensemble-sessions up" + (dataDir == null ? "" : " --data-dir " + dataDir) + "'", e);
-        }
-    }
-
-    private static String message(String body) {
-        try {
-            JsonNode n = DataDir.JSON.readTree(body);
-            if (n != null && n.hasNonNull("message")) return n.path("message").asText();
-        } catch (IOException notJson) {
-            // the body as it came
-        }
-        return body == null ? "" : body.strip();
-    }
-
-    private String readLine(Path file, String what) throws IOException {
-        if (!Files.isRegularFile(file)) {
-            throw new IllegalStateException("no " + what + " in " + file + ": start the system with 'ensemble-sessions up"
-                    + (dataDir == null ? "" : " --data-dir " + dataDir) + "'");
-        }
-        return Files.readString(file).strip();
     }
 }

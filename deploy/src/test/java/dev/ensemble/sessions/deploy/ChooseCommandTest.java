@@ -30,9 +30,10 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code ensemble-sessions choose} (issue 20, step 3): against a running {@code up} (a JVM of its own, its embedded
- * broker, every service) that imported the real transcripts of {@code ../shared/data/agent-stores} from a home laid out
- * as on a computer, over HTTP; and what it says when nothing runs.
+ * {@code ensemble-sessions choose} (issue 20, step 3), and {@code sessions} and {@code show} (issue 19, item 5): against
+ * a running {@code up} (a JVM of its own, its embedded broker, every service; started once for all three) that imported
+ * the real transcripts of {@code ../shared/data/agent-stores} from a home laid out as on a computer, over HTTP; and
+ * what they say when nothing runs.
  */
 class ChooseCommandTest {
     /** The Claude Code session of {@code claude/projects/-tmp-private} (PROVENANCE.txt): prompts "create hello.py, md and
@@ -46,14 +47,19 @@ class ChooseCommandTest {
     }
 
     static Run choose(String... args) {
+        List<String> all = new ArrayList<>(List.of("choose"));
+        all.addAll(List.of(args));
+        return cli(all.toArray(String[]::new));
+    }
+
+    /** Runs the command line {@code args} as {@code main} would, its output and errors caught. */
+    static Run cli(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CommandLine cli = EnsembleSessions.commandLine();
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
-        List<String> all = new ArrayList<>(List.of("choose"));
-        all.addAll(List.of(args));
-        int code = cli.execute(all.toArray(String[]::new));
+        int code = cli.execute(args);
         return new Run(code, out.toString(), err.toString());
     }
 
@@ -148,6 +154,8 @@ class ChooseCommandTest {
             assertThat(here.path("decision").asText()).as(here.toString()).isEqualTo("CONTINUE");
             assertThat(here.path("candidates")).hasSize(1);
 
+            sessionsAndShow(dataDir);
+
             // the switch off (the file is re-read within a minute): imported sessions are chats again, never candidates
             Files.writeString(config, "{\"version\": \"choose-test-2\", \"limits\": {\"maxAgeDays\": 3650},"
                     + " \"importedSessions\": {\"candidates\": false}}");
@@ -173,6 +181,85 @@ class ChooseCommandTest {
         assertThat(stopped.code()).isEqualTo(1);
         assertThat(stopped.err()).startsWith("error: nothing runs at http://localhost:")
                 .contains("start the system with 'ensemble-sessions up --data-dir " + data + "'");
+        Run list = cli("sessions", "--data-dir", data.toString());
+        assertThat(list.code()).isEqualTo(1);
+        assertThat(list.err()).startsWith("error: nothing runs at http://localhost:");
+    }
+
+    /** The Codex session of {@code codex/sessions/2026/05/11} (PROVENANCE.txt). */
+    static final String CODEX = "codex:019e1625-789d-76c0-80ab-3724b5ddb799";
+    /** The sessions of the Claude Code and Codex stores (PROVENANCE.txt). */
+    static final List<String> CLAUDE_AND_CODEX = List.of("claude-code:" + HELLO, "claude-code:624a4a58-b34c-462d-a70d-13421c8125a8",
+            "claude-code:196820da-1026-4b6f-a513-a6aae42da1a6", "claude-code:9eda1058-9706-484a-b992-d03f9cfa2546",
+            "claude-code:3fe1b6bc-dbd0-4320-b980-4f147befa187", CODEX);
+
+    /**
+     * {@code ensemble-sessions sessions} and {@code show} (issue 19, item 5) against the same running {@code up}: the
+     * table lists the imported sessions, {@code --agent codex} only the Codex one, {@code --q} finds a session by a word
+     * of a later prompt (not its first), {@code --json} parses; {@code show} prints a session's runs and the command
+     * that resumes it, also from the short id the table shows; an unknown id is one line and exit code 1.
+     */
+    private static void sessionsAndShow(String dataDir) throws Exception {
+        JsonNode all = null;
+        long until = System.currentTimeMillis() + 120_000;
+        while (System.currentTimeMillis() < until) {
+            all = json(cli("sessions", "--data-dir", dataDir, "--json"));
+            if (ids(all).containsAll(CLAUDE_AND_CODEX)) break;
+            Thread.sleep(1000);
+        }
+        assertThat(ids(all)).as(String.valueOf(all)).containsAll(CLAUDE_AND_CODEX);
+
+        Run table = cli("sessions", "--data-dir", dataDir);
+        assertThat(table.code()).as(table.err()).isZero();
+        assertThat(table.err()).isEmpty();
+        String nl = System.lineSeparator();
+        String[] lines = table.out().split(nl);
+        assertThat(lines[1]).startsWith("│ Session ").contains("│ Agent ", "│ First prompt or task ", "│ Fill ", "│ Last active ");
+        assertThat(lines).hasSize(all.path("sessions").size() + 4);
+        for (String id : CLAUDE_AND_CODEX) {
+            assertThat(table.out()).contains("│ " + SessionsCommand.shortId(id) + " ");
+        }
+        Files.writeString(Path.of("target", "cli-sessions.txt"), table.out()); // for a person to look at
+        String hello = java.util.Arrays.stream(lines).filter(l -> l.startsWith("│ claude-code:4c2ddfdc ")).findFirst().orElseThrow();
+        assertThat(hello).contains("│ /tmp/private ", "│ create hello.py", "│ delete js ", "│ idle ", "│ yes ", "│    3 │");
+
+        JsonNode codex = json(cli("sessions", "--data-dir", dataDir, "--agent", "codex", "--json"));
+        assertThat(ids(codex)).containsExactly(CODEX);
+        Run codexTable = cli("sessions", "--data-dir", dataDir, "--agent", "codex");
+        assertThat(codexTable.out().split(nl)).hasSize(5);
+        assertThat(codexTable.out()).contains("│ codex:019e1625 │ codex ");
+
+        // "liner" is in the second prompt ("update py with one liner comment"), not in the first
+        assertThat(ids(json(cli("sessions", "--data-dir", dataDir, "--q", "liner", "--json")))).containsExactly("claude-code:" + HELLO);
+        assertThat(cli("sessions", "--data-dir", dataDir, "--q", "liner").out()).contains("│ claude-code:4c2ddfdc │");
+        assertThat(cli("sessions", "--data-dir", dataDir, "--q", "no-such-word-anywhere").out()).isEqualTo("No session matches." + nl);
+        assertThat(json(cli("sessions", "--data-dir", dataDir, "--limit", "2", "--json")).path("sessions")).hasSize(2);
+
+        Run show = cli("show", "claude-code:" + HELLO, "--data-dir", dataDir);
+        assertThat(show.code()).as(show.err()).isZero();
+        assertThat(show.out()).startsWith("Session       claude-code:" + HELLO + nl)
+                .contains(nl + "Folder        /tmp/private" + nl, nl + "Runs          3" + nl, "│ create hello.py", "│ delete js ", "hello.py" + nl)
+                .endsWith(nl + "Resume it: cd /tmp/private && claude --resume " + HELLO + nl);
+        Files.writeString(Path.of("target", "cli-show.txt"), show.out());
+        assertThat(cli("show", "claude-code:4c2ddfdc", "--data-dir", dataDir).out()).isEqualTo(show.out());
+        JsonNode codexShown = json(cli("show", "codex:019e1625", "--data-dir", dataDir, "--json"));
+        assertThat(codexShown.path("id").asText()).isEqualTo(CODEX);
+        assertThat(codexShown.path("resume").path("command").asText()).endsWith("codex resume 019e1625-789d-76c0-80ab-3724b5ddb799");
+
+        Run unknown = cli("show", "claude-code:no-such-session", "--data-dir", dataDir);
+        assertThat(unknown.code()).isEqualTo(1);
+        assertThat(unknown.err()).isEqualTo("error: no session 'claude-code:no-such-session' in your account"
+                + " (list them with 'ensemble-sessions sessions')" + nl);
+        assertThat(unknown.out()).isEmpty();
+        Run several = cli("show", "claude-code:", "--data-dir", dataDir);
+        assertThat(several.code()).isEqualTo(1);
+        assertThat(several.err()).startsWith("error: 'claude-code:' starts the ids of ").contains(" sessions (").endsWith("): give more of the id" + nl);
+    }
+
+    private static List<String> ids(JsonNode list) {
+        List<String> ids = new ArrayList<>();
+        list.path("sessions").forEach(s -> ids.add(s.path("id").asText()));
+        return ids;
     }
 
     /** Waits until the session is listed over HTTP, idle and resumable with its three runs. */

@@ -1,0 +1,207 @@
+package dev.ensemble.sessions.deploy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code ensemble-sessions sessions} and {@code show} as a person reads them, from the API's JSON; against a running
+ * {@code up} over HTTP they are tested in {@link ChooseCommandTest} (one start of {@code up} for both).
+ */
+class SessionsCommandTest {
+    private static final String NL = System.lineSeparator();
+
+    @Test
+    void theListAsATable() throws Exception {
+        JsonNode list = DataDir.JSON.readTree("""
+                [{"id": "claude-code:4c2ddfdc-b619-4525-8d03-1950fb1b0257", "agent": "claude-code", "model": "claude-sonnet-4-5-20250929",
+                  "computer": "pc-1", "folder": "/tmp/private", "firstTask": {"id": null, "title": "create hello.py, md and js"},
+                  "latestTask": {"id": null, "title": "delete js"}, "status": "idle", "resumable": true, "fill": 0.4237,
+                  "runs": 3, "deleted": false, "deleting": false, "lastActiveAt": "2026-01-16T11:01:37.120Z"},
+                 {"id": "run-7", "agent": "codex", "model": null, "computer": "pc-2",
+                  "folder": "/Users/user/repos/a-very-long-folder-name/with/many/levels/app",
+                  "firstTask": {"id": "t1", "title": "Build the ranking API\\nwith tests and a benchmark for the list page"},
+                  "latestTask": {"id": "t1", "title": "Build the ranking API"}, "status": "gone", "resumable": false, "fill": null,
+                  "runs": 12, "deleted": true, "deleting": false, "lastActiveAt": "2026-01-15T09:00:00Z"}]""");
+        String table = SessionsCommand.table(list, ZoneOffset.UTC);
+        String[] lines = table.split(NL);
+        assertThat(lines).hasSize(6);
+        assertThat(lines[0]).startsWith("┌─────────").endsWith("┐");
+        assertThat(lines[1]).startsWith("│ Session              │ Agent       │ Model ").contains("│ Fill    │ Resumable │ Runs │ Last active      │");
+        assertThat(lines[2]).startsWith("├").contains("┼").endsWith("┤");
+        assertThat(lines[3]).startsWith("│ claude-code:4c2ddfdc │ claude-code │ claude-sonnet-4-5-2… │ pc-1 ")
+                .contains("│ /tmp/private ", "│ create hello.py, md and js ", "│ delete js ", "│ idle ", "│     42% │ yes       │    3 │ 2026-01-16 11:01 │");
+        assertThat(lines[4]).startsWith("│ run-7                │ codex ")
+                .contains("│ …r-name/with/many/levels/app │")
+                .contains("│ Build the ranking API with test… ", "│ gone, deleted ", "│ unknown │ no        │   12 │ 2026-01-15 09:00 │");
+        assertThat(lines[5]).startsWith("└").endsWith("┘");
+        assertThat(lines).extracting(String::length).containsOnly(lines[0].length());
+    }
+
+    @Test
+    void aShortIdOnlyWhenUnique() throws Exception {
+        JsonNode twins = DataDir.JSON.readTree("""
+                [{"id": "codex:019e1625-789d-76c0-80ab-3724b5ddb799", "status": "idle", "runs": 1},
+                 {"id": "codex:019e1625-0000-76c0-80ab-3724b5ddb799", "status": "idle", "runs": 1}]""");
+        assertThat(SessionsCommand.table(twins, ZoneOffset.UTC))
+                .contains("│ codex:019e1625-789d-76c0-80ab-3724b5ddb799 │", "│ codex:019e1625-0000-76c0-80ab-3724b5ddb799 │");
+        assertThat(SessionsCommand.shortId("codex:019e1625-789d-76c0-80ab-3724b5ddb799")).isEqualTo("codex:019e1625");
+        assertThat(SessionsCommand.shortId("run-7")).isEqualTo("run-7");
+    }
+
+    @Test
+    void aSessionAsAPersonReadsIt() throws Exception {
+        JsonNode s = DataDir.JSON.readTree("""
+                {"id": "claude-code:4c2ddfdc-b619-4525-8d03-1950fb1b0257", "agent": "claude-code", "agentSessionId": "4c2ddfdc-b619-4525-8d03-1950fb1b0257",
+                 "model": "claude-sonnet-4-5", "computer": "pc-1", "computers": ["pc-1"], "folder": "/tmp/private", "folders": ["/tmp/private"],
+                 "kind": "TERMINAL_CHAT", "status": "idle", "resumable": true, "fill": null, "runs": 2, "deleted": false,
+                 "createdAt": "2026-01-16T10:00:00Z", "lastActiveAt": "2026-01-16T11:01:37Z", "filesChanged": ["/tmp/private/hello.py"],
+                 "runList": [{"id": "r1", "title": "create hello.py, md and js", "computer": "pc-1", "status": "succeeded",
+                              "claimedAt": "2026-01-16T10:00:00Z", "startedAt": "2026-01-16T10:00:01Z", "durationMs": 185000, "tokens": 23456},
+                             {"id": "r2", "title": "delete js", "computer": "pc-1", "status": "succeeded",
+                              "claimedAt": "2026-01-16T11:00:00Z", "startedAt": null, "durationMs": null, "tokens": null}]}""");
+        String text = ShowCommand.text(s, ZoneOffset.UTC);
+        assertThat(text).startsWith("Session       claude-code:4c2ddfdc-b619-4525-8d03-1950fb1b0257" + NL + "Agent         claude-code" + NL)
+                .contains(NL + "Fill          unknown" + NL, NL + "Runs          2" + NL, NL + "Last active   2026-01-16 11:01" + NL)
+                .contains("│ 1 │ create hello.py, md and js │ pc-1     │ succeeded │ 2026-01-16 10:00 │   3m 05s │ 23,456 │" + NL)
+                .contains("│ 2 │ delete js                  │ pc-1     │ succeeded │ 2026-01-16 11:00 │          │        │" + NL)
+                .contains(NL + "Files changed (1):" + NL + "  /tmp/private/hello.py" + NL)
+                .endsWith(NL + "Resume it: cd /tmp/private && claude --resume 4c2ddfdc-b619-4525-8d03-1950fb1b0257" + NL)
+                .doesNotContain("Project", "Continues");
+
+        JsonNode gone = DataDir.JSON.readTree("{\"id\": \"s\", \"agent\": \"grok\", \"agentSessionId\": \"9\", \"folder\": \"/w\","
+                + " \"status\": \"gone\", \"resumable\": false, \"fill\": 0.5, \"contextUsed\": 100000, \"contextSize\": 200000}");
+        assertThat(ShowCommand.text(gone, ZoneOffset.UTC)).contains("Fill          50% (100,000 of 200,000 tokens)" + NL)
+                .endsWith(NL + "Not resumable (its agent's transcript is gone from the computer); its command would be: resume grok session 9 in /w" + NL);
+        JsonNode task = DataDir.JSON.readTree("{\"id\": \"run-1\", \"agent\": \"codex\", \"status\": \"working\", \"resumable\": false}");
+        assertThat(ShowCommand.text(task, ZoneOffset.UTC)).endsWith(NL + "Not resumable in its agent: its agent session id is not known (it is not resumable)" + NL);
+        assertThat(ShowCommand.duration(DataDir.JSON.getNodeFactory().numberNode(7_500_000L))).isEqualTo("2h 05m");
+        assertThat(ShowCommand.duration(DataDir.JSON.getNodeFactory().numberNode(42_400L))).isEqualTo("42s");
+    }
+
+    /**
+     * Against a stand-in for the API that always answers a full page of 500 sessions (250 Codex, 250 Claude Code) and
+     * records the queries: the note that older sessions may be left out, {@code --agent} filtered here from the largest
+     * page, {@code --limit} asked of the API, and a refused token named with its file.
+     */
+    @Test
+    void aFullPageIsSaidAndTheAgentIsFilteredHere(@TempDir Path dir) throws Exception {
+        java.util.List<String> queries = new java.util.concurrent.CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/api/agent/sessions", x -> {
+            queries.add(x.getRequestURI().getRawQuery());
+            boolean known = "Bearer t-1".equals(x.getRequestHeaders().getFirst("Authorization"));
+            StringBuilder body = new StringBuilder(known ? "{\"sessions\": [" : "{\"error\": \"unauthorized\", \"message\": \"this token is not known\"}");
+            for (int i = 0; known && i < 500; i++) {
+                body.append(i == 0 ? "" : ",").append("{\"id\": \"s-").append(i).append("\", \"agent\": \"")
+                        .append(i % 2 == 0 ? "codex" : "claude-code").append("\", \"status\": \"idle\", \"runs\": 1}");
+            }
+            byte[] bytes = body.append(known ? "]}" : "").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            x.getResponseHeaders().add("Content-Type", "application/json");
+            x.sendResponseHeaders(known ? 200 : 401, bytes.length);
+            x.getResponseBody().write(bytes);
+            x.close();
+        });
+        server.start();
+        try {
+            new DataDir(dir).writeEndpoints("http://127.0.0.1:" + server.getAddress().getPort(), "127.0.0.1:1");
+            java.nio.file.Files.writeString(dir.resolve("token"), "t-1\n");
+            ChooseCommandTest.Run all = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--json");
+            assertThat(DataDir.JSON.readTree(all.out()).path("sessions")).hasSize(500);
+            assertThat(all.err()).isEqualTo("note: the API lists at most 500 sessions per request and has no cursor yet: older"
+                    + " sessions may be left out; narrow the list with --q, --computer or --agent" + NL);
+            assertThat(queries.get(0)).isEqualTo("limit=500");
+
+            ChooseCommandTest.Run codex = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--agent", "codex",
+                    "--limit", "3", "--q", "hello world", "--computer", "pc 1");
+            assertThat(codex.code()).as(codex.err()).isZero();
+            assertThat(codex.out()).contains("│ s-0 ", "│ s-2 ", "│ s-4 ").doesNotContain("│ s-1 ", "│ s-6 ", "claude-code");
+            assertThat(codex.err()).as("three sessions were asked for and printed").isEmpty();
+            assertThat(queries.get(1)).isEqualTo("limit=500&q=hello+world&deviceId=pc+1");
+
+            ChooseCommandTest.Run two = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--limit", "2", "--json");
+            assertThat(DataDir.JSON.readTree(two.out()).path("sessions")).hasSize(2);
+            assertThat(queries.get(2)).isEqualTo("limit=2");
+
+            java.nio.file.Files.writeString(dir.resolve("token"), "t-old\n");
+            ChooseCommandTest.Run refused = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString());
+            assertThat(refused.code()).isEqualTo(1);
+            assertThat(refused.err()).isEqualTo("error: the system at http://127.0.0.1:" + server.getAddress().getPort()
+                    + " refused the token in " + dir.resolve("token") + " (this token is not known)" + NL);
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    /**
+     * {@code show} with the start of an id, against a stand-in for the API whose search ({@code q=}) matches no part
+     * of an id: the most recent sessions are looked through then; several matches are one line naming them, exit 1.
+     */
+    @Test
+    void showFindsTheOneSessionAnIdStartsWith(@TempDir Path dir) throws Exception {
+        java.util.List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/api/agent/sessions", x -> {
+            String path = x.getRequestURI().getRawPath();
+            String query = x.getRequestURI().getRawQuery();
+            asked.add(path + (query == null ? "" : "?" + query));
+            int code = 200;
+            StringBuilder body = new StringBuilder();
+            if (path.equals("/api/agent/sessions/s-499")) {
+                body.append("{\"id\": \"s-499\", \"agent\": \"codex\", \"agentSessionId\": \"uuid-499-x\", \"folder\": \"/w\","
+                        + " \"status\": \"idle\", \"resumable\": true, \"runs\": 1}");
+            } else if (!path.equals("/api/agent/sessions")) {
+                code = 404;
+                body.append("{\"error\": \"not_found\", \"message\": \"no session in your account\"}");
+            } else {
+                body.append("{\"sessions\": [");
+                for (int i = 0; !query.contains("q=") && i < 500; i++) {
+                    body.append(i == 0 ? "" : ",").append("{\"id\": \"s-").append(i).append("\", \"agentSessionId\": \"uuid-")
+                            .append(i).append("-x\", \"agent\": \"codex\", \"status\": \"idle\", \"runs\": 1}");
+                }
+                body.append("]}");
+            }
+            byte[] bytes = body.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            x.sendResponseHeaders(code, bytes.length);
+            x.getResponseBody().write(bytes);
+            x.close();
+        });
+        server.start();
+        try {
+            new DataDir(dir).writeEndpoints("http://127.0.0.1:" + server.getAddress().getPort(), "127.0.0.1:1");
+            java.nio.file.Files.writeString(dir.resolve("token"), "t-1\n");
+            ChooseCommandTest.Run one = ChooseCommandTest.cli("show", "uuid-499", "--data-dir", dir.toString());
+            assertThat(one.code()).as(one.err()).isZero();
+            assertThat(one.out()).startsWith("Session       s-499" + NL).endsWith(NL + "Resume it: cd /w && codex resume uuid-499-x" + NL);
+            assertThat(asked).containsExactly("/api/agent/sessions/uuid-499", "/api/agent/sessions?limit=500&q=uuid-499",
+                    "/api/agent/sessions?limit=500", "/api/agent/sessions/s-499");
+
+            ChooseCommandTest.Run several = ChooseCommandTest.cli("show", "s-49", "--data-dir", dir.toString());
+            assertThat(several.code()).isEqualTo(1);
+            assertThat(several.err()).isEqualTo("error: 's-49' starts the ids of 11 sessions (s-49, s-490, s-491, s-492, s-493, …):"
+                    + " give more of the id" + NL);
+            assertThat(several.out()).isEmpty();
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    @Test
+    void withNothingRunningBothSaySoInOneLine(@TempDir Path dir) {
+        for (String command : new String[]{"sessions", "show"}) {
+            ChooseCommandTest.Run none = command.equals("show") ? ChooseCommandTest.cli(command, "x", "--data-dir", dir.toString())
+                    : ChooseCommandTest.cli(command, "--data-dir", dir.toString());
+            assertThat(none.code()).as(command).isEqualTo(1);
+            assertThat(none.err()).as(command).isEqualTo("error: no running system found in " + dir + " (" + dir.resolve("endpoints.json")
+                    + " is missing or unreadable): start it with 'deploy/ensemble-sessions up'" + NL);
+            assertThat(none.out()).isEmpty();
+        }
+    }
+}
