@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
 @Command(name = "ensemble-sessions", mixinStandardHelpOptions = true, version = "ensemble-sessions 0.1.0",
         description = "Records every run of your coding agents as events on Kafka and derives their sessions.",
         subcommands = {UpCommand.class, ImportCommand.class, ChooseCommand.class, EvaluateChoiceCommand.class, BenchCommand.class,
-                RecalibrateCommand.class, RebuildCommand.class, SoakCommand.class})
+                RecalibrateCommand.class, RebuildCommand.class, SoakCommand.class, RunCommand.class})
 public final class EnsembleSessions implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
