@@ -5,8 +5,9 @@ import picocli.CommandLine.Command;
 
 /**
  * The {@code ensemble-sessions} command line: {@code up} runs the whole system on this computer (a real
- * single-node Kafka broker and every service in one JVM), {@code import} reads agent stores into a running
- * system, {@code bench} measures the projector.
+ * single-node Kafka broker and every service in one JVM), {@code run <service>} runs one service alone against a
+ * cluster of one's own ({@link RunCommand}), {@code import} reads agent stores into a running system, {@code bench}
+ * measures the projector.
  */
 @Command(name = "ensemble-sessions", mixinStandardHelpOptions = true, version = "ensemble-sessions 0.1.0",
         description = "Records every run of your coding agents as events on Kafka and derives their sessions.",

@@ -11,7 +11,8 @@ import java.util.Map;
  * The default of each option of a service run alone from an {@code ENSEMBLE_} environment variable: {@code --state-dir}
  * from {@code ENSEMBLE_STATE_DIR}, {@code --standby-replicas} from {@code ENSEMBLE_STANDBY_REPLICAS} (the option's
  * long name without its dashes, upper case, each {@code -} a {@code _}). An option given on the command line wins over
- * its variable; a variable wins over the option's built-in default. An empty variable counts as not set.
+ * its variable; a variable wins over the option's built-in default. An empty variable counts as not set; {@code --help}
+ * and {@code --version} read none.
  */
 final class EnvironmentDefaults implements IDefaultValueProvider {
     /** The prefix of the variables read. */
@@ -34,7 +35,8 @@ final class EnvironmentDefaults implements IDefaultValueProvider {
 
     @Override
     public String defaultValue(ArgSpec argSpec) {
-        if (!(argSpec instanceof OptionSpec option) || !option.longestName().startsWith("--")) {
+        if (!(argSpec instanceof OptionSpec option) || !option.longestName().startsWith("--") || option.usageHelp()
+                || option.versionHelp()) { // ENSEMBLE_VERSION=1.2 in a container must not turn --version on
             return null;
         }
         String value = environment.get(variable(option.longestName()));

@@ -36,6 +36,9 @@ class ServiceSettingsTest {
                 "ENSEMBLE_THREADS", "2")))
                 .containsExactly(entry("num.standby.replicas", "1"), entry("sasl.mechanism", "SCRAM-SHA-512"));
         assertThat(EnvironmentDefaults.variable("--standby-replicas")).isEqualTo("ENSEMBLE_STANDBY_REPLICAS");
+        // a variable of that name that is no option's, or --version's, changes nothing
+        Map<String, String> env = Map.of("KAFKA_BOOTSTRAP_SERVERS", "k:9092", "ENSEMBLE_VERSION", "1.2", "ENSEMBLE_JAVA_OPTS", "-Xmx1g");
+        assertThat(parse(env).resolve(env).bootstrapServers()).isEqualTo("k:9092");
     }
 
     @Test

@@ -60,6 +60,7 @@ class ServicesAloneTest {
             try {
                 awaitReady(projector, dir.resolve("projector.log"));
                 awaitReady(gateway, dir.resolve("gateway.log"));
+                assertThat(Files.readString(dir.resolve("gateway.log"))).contains("(application.server 127.0.0.1:" + port + ")");
                 HttpClient http = HttpClient.newHttpClient();
                 Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
                 String events = "[" + event(1, now.minusSeconds(60), "RunClaimed", "{\"runId\":\"job-alone\",\"taskId\":\"task-alone\","
