@@ -97,6 +97,8 @@ public final class Gateway implements AutoCloseable {
     private long sessionEventWindowBytes = SessionEventBuffers.DEFAULT_WINDOW_BYTES;
     private String readSideApplicationId = SessionReads.APPLICATION_ID;
     private Map<String, ?> clientProperties = Map.of();
+    private Map<String, ?> streamsSettings = Map.of();
+    private String applicationServer;
     private io.micrometer.prometheusmetrics.PrometheusMeterRegistry meters;
     private String metricsToken;
     /** The metric bindings it made (JVM, its producer), closed by {@link #stop()}. */
@@ -134,6 +136,33 @@ public final class Gateway implements AutoCloseable {
      */
     public Gateway withClientProperties(Map<String, ?> properties) {
         this.clientProperties = Map.copyOf(properties);
+        return this;
+    }
+
+    /**
+     * The {@code host:port} other gateway instances reach this one at, Kafka Streams' {@code application.server} of its
+     * read side: a read or post for an account whose partition another instance holds is forwarded to that instance's
+     * address (interactive-query routing); before {@link #start()}. Default: the listen host and port, right for one
+     * instance on one computer; several instances on several computers each give an address the others can reach (a
+     * listen address of {@code 0.0.0.0} is no such address).
+     *
+     * @throws IllegalArgumentException when it is not {@code host:port}
+     */
+    public Gateway withApplicationServer(String hostPort) {
+        int colon = hostPort == null ? -1 : hostPort.lastIndexOf(':');
+        if (colon <= 0 || colon == hostPort.length() - 1 || !hostPort.substring(colon + 1).chars().allMatch(Character::isDigit)) {
+            throw new IllegalArgumentException("application.server must be host:port, not " + hostPort);
+        }
+        this.applicationServer = hostPort;
+        return this;
+    }
+
+    /**
+     * Further Kafka Streams settings of its read side only (e.g. {@code num.standby.replicas}, {@code num.stream.threads}),
+     * put over its defaults and the client properties; before {@link #start()}. Its plain clients do not get them.
+     */
+    public Gateway withStreamsSettings(Map<String, ?> settings) {
+        this.streamsSettings = Map.copyOf(settings);
         return this;
     }
 
@@ -251,9 +280,10 @@ public final class Gateway implements AutoCloseable {
         subscriptions.register(app);
         meterBindings.add(subscriptions.bindMetrics(meters));
         app.start(settings.host(), settings.port());
-        self = settings.host() + ":" + app.port();
+        self = applicationServer != null ? applicationServer : settings.host() + ":" + app.port();
 
-        reads = new SessionReads(readSideApplicationId, settings.bootstrapServers(), clientProperties, settings.stateDir(),
+        reads = new SessionReads(readSideApplicationId, settings.bootstrapServers(),
+                dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, streamsSettings), settings.stateDir(),
                 settings.replicationFactor(), self).withMeters(meters);
         reads.start();
         LOG.info("gateway listening on http://{}:{}", settings.host(), app.port());

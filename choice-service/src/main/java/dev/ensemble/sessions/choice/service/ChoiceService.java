@@ -143,7 +143,32 @@ public final class ChoiceService implements AutoCloseable {
      * account named in the request, so only its gateway (which checked the person's token) may call it. Random per
      * instance (32 bytes, base64url); the gateway gets it with the URL ({@link #secret()}).
      */
-    private final String secret = dev.ensemble.sessions.schema.Secrets.newSecret();
+    private volatile String secret = dev.ensemble.sessions.schema.Secrets.newSecret();
+    /** Further Kafka Streams settings of its application only ({@link #withStreamsSettings}). */
+    private Map<String, ?> streamsSettings = Map.of();
+
+    /**
+     * This secret instead of a random one: for a choice service run alone, whose gateway runs in another process and is
+     * given the same secret; before {@link #start()}.
+     *
+     * @throws IllegalArgumentException when it is shorter than 16 characters
+     */
+    public synchronized ChoiceService withSecret(String secret) {
+        if (secret == null || secret.strip().length() < 16) {
+            throw new IllegalArgumentException("the choice service's secret must have 16 characters or more");
+        }
+        this.secret = secret.strip();
+        return this;
+    }
+
+    /**
+     * Further Kafka Streams settings of its application only (e.g. {@code num.standby.replicas},
+     * {@code num.stream.threads}), put over its defaults and the client properties; before {@link #start()}.
+     */
+    public synchronized ChoiceService withStreamsSettings(Map<String, ?> settings) {
+        this.streamsSettings = Map.copyOf(settings);
+        return this;
+    }
 
     /** The secret a caller sends as {@code Authorization: Bearer <secret>}; requests without it are refused (401). */
     public String secret() {
@@ -152,7 +177,7 @@ public final class ChoiceService implements AutoCloseable {
 
     private void requireSecret(Context ctx) {
         String given = ctx.header("Authorization");
-        byte[] expected = ("Bearer " + secret).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] expected = ("Bearer " + secret()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
         if (given == null || !java.security.MessageDigest.isEqual(given.getBytes(java.nio.charset.StandardCharsets.UTF_8), expected)) {
             ctx.status(401).json(error("unauthorized", "the choice service answers only its gateway: send its secret as "
                     + "'Authorization: Bearer <secret>'"));
@@ -187,7 +212,8 @@ public final class ChoiceService implements AutoCloseable {
     private KafkaStreams newStreams(dev.ensemble.sessions.schema.Generation g) {
         return new KafkaStreams(ChoiceTopology.build(g), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(
                 StreamsDefaults.properties(ChoiceTopology.APPLICATION_ID, settings.bootstrapServers(), settings.stateDir(),
-                        settings.replicationFactor(), dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, Map.of("commit.interval.ms", 100))),
+                        settings.replicationFactor(), dev.ensemble.sessions.schema.KafkaClients.merge(
+                                dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties, Map.of("commit.interval.ms", 100)), streamsSettings)),
                 meters));
     }
 

@@ -1,0 +1,148 @@
+package dev.ensemble.sessions.deploy;
+
+import dev.ensemble.sessions.schema.KafkaClients;
+import dev.ensemble.sessions.schema.Topics;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.streams.StreamsConfig;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The options every service run alone shares ({@code ensemble-sessions run <service>}, a picocli mixin): the cluster,
+ * the state folder, the Kafka Streams instance's threads and standby replicas, the replication factor and partitions of
+ * the topics it creates when missing. With the {@code KAFKA_} environment ({@link KafkaEnvironment}) they give the
+ * service's Kafka settings ({@link #resolve}); lowest to highest:
+ * <ol>
+ *   <li>the {@code KAFKA_*} variables;</li>
+ *   <li>the {@code --client-properties} file;</li>
+ *   <li>the options ({@code --bootstrap-servers}, {@code --threads}, {@code --standby-replicas}, the gateway's
+ *       {@code --application-server}), each from the command line or else its {@code ENSEMBLE_*} variable
+ *       ({@link EnvironmentDefaults}).</li>
+ * </ol>
+ */
+final class ServiceOptions {
+    @Option(names = "--bootstrap-servers", paramLabel = "HOST:PORT[,...]",
+            description = "the Kafka cluster (else KAFKA_BOOTSTRAP_SERVERS)")
+    String bootstrapServers;
+
+    @Option(names = "--client-properties", paramLabel = "FILE", description = "that cluster's Kafka client settings "
+            + "(security.protocol, sasl.*, ssl.*, ...), given to every client; over the KAFKA_* variables")
+    Path clientPropertiesFile;
+
+    @Option(names = "--state-dir", paramLabel = "DIR", description = "where its Kafka Streams stores (or the importer's state) live "
+            + "(default ~/.ensemble-sessions/state/<service>)")
+    Path stateDir;
+
+    @Option(names = "--threads", paramLabel = "N", description = "Kafka Streams num.stream.threads (default 1)")
+    Integer threads;
+
+    @Option(names = "--standby-replicas", paramLabel = "N", description = "Kafka Streams num.standby.replicas: warm copies of "
+            + "each store on other instances, taken over at once when an instance goes (default 0)")
+    Integer standbyReplicas;
+
+    @Option(names = "--replication-factor", defaultValue = "-1", paramLabel = "N", description = "of the topics it creates "
+            + "when missing, its internal topics among them (default: the cluster's default.replication.factor)")
+    short replicationFactor;
+
+    @Option(names = "--partitions", paramLabel = "N", description = "of the system's topics it creates when missing (default "
+            + Topics.DEFAULT_PARTITIONS + "); all instances and services must agree")
+    int partitions = Topics.DEFAULT_PARTITIONS;
+
+    @Option(names = "--cluster-timeout", defaultValue = "30", paramLabel = "SECONDS",
+            description = "how long it tries to reach the cluster before it gives up (default ${DEFAULT-VALUE})")
+    int clusterTimeoutSeconds;
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec spec;
+
+    /**
+     * A service's Kafka settings.
+     *
+     * @param bootstrapServers the cluster
+     * @param clientProperties the settings every client gets: the connection and security settings of the {@code KAFKA_*}
+     *                         variables, then the whole {@code --client-properties} file
+     * @param streamsSettings  the settings its Kafka Streams applications get beside those: the other {@code KAFKA_*}
+     *                         variables, then the options
+     */
+    record Resolved(String bootstrapServers, Map<String, Object> clientProperties, Map<String, Object> streamsSettings) {
+        /** {@link #clientProperties} with {@link #streamsSettings} over them: a Streams application's overrides. */
+        Map<String, Object> streamsOverrides() {
+            return KafkaClients.merge(clientProperties, streamsSettings);
+        }
+    }
+
+    /**
+     * The settings from {@code environment} and the options, as the class comment orders them; a usage error (exit code 2)
+     * when no cluster is given or a number is out of range.
+     *
+     * @throws IllegalArgumentException when the {@code --client-properties} file cannot be read
+     */
+    Resolved resolve(Map<String, String> environment) {
+        CommandChecks.requireAtLeast(spec, "--partitions", partitions, 1);
+        CommandChecks.requireAtLeast(spec, "--cluster-timeout", clusterTimeoutSeconds, 1);
+        if (threads != null) {
+            CommandChecks.requireAtLeast(spec, "--threads", threads, 1);
+        }
+        if (standbyReplicas != null) {
+            CommandChecks.requireAtLeast(spec, "--standby-replicas", standbyReplicas, 0);
+        }
+        CommandChecks.require(spec, replicationFactor == -1 || replicationFactor >= 1,
+                "--replication-factor must be 1 or more (or -1: the cluster's default), not " + replicationFactor);
+        Map<String, String> fromEnvironment = new HashMap<>(KafkaEnvironment.settings(environment));
+        String bootstrap = bootstrapServers != null ? bootstrapServers : fromEnvironment.get("bootstrap.servers");
+        fromEnvironment.remove("bootstrap.servers");
+        CommandChecks.require(spec, bootstrap != null && !bootstrap.isBlank(),
+                "give the Kafka cluster: --bootstrap-servers HOST:PORT or KAFKA_BOOTSTRAP_SERVERS");
+        Map<String, Object> client = KafkaClients.connection(fromEnvironment);
+        Map<String, Object> streams = new HashMap<>(fromEnvironment);
+        streams.keySet().removeAll(client.keySet());
+        if (clientPropertiesFile != null) {
+            Map<String, Object> file = KafkaClientProperties.load(clientPropertiesFile);
+            client.putAll(file);
+            streams.keySet().removeAll(file.keySet());
+        }
+        if (threads != null) {
+            streams.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        }
+        if (standbyReplicas != null) {
+            streams.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, standbyReplicas);
+        }
+        return new Resolved(bootstrap.strip(), client, streams);
+    }
+
+    /** {@code --state-dir}, or {@code ~/.ensemble-sessions/state/<service>}. */
+    Path stateDir(String service) {
+        return stateDir != null ? stateDir : DataDir.of(null).state(service);
+    }
+
+    /**
+     * Returns once the cluster answered (its id), trying for {@code --cluster-timeout}.
+     *
+     * @throws UpCommand.CannotStart when it did not answer, naming the cluster, the reason and where the settings come from
+     */
+    void requireReachable(Resolved kafka) {
+        Map<String, Object> config = KafkaClients.config(kafka.bootstrapServers(), kafka.clientProperties());
+        long ms = Duration.ofSeconds(clusterTimeoutSeconds).toMillis();
+        config.put("default.api.timeout.ms", (int) ms);
+        config.put("request.timeout.ms", (int) Math.min(ms, 30_000));
+        try (Admin admin = Admin.create(config)) {
+            admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) ms)).clusterId().get(ms + 5_000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UpCommand.CannotStart("interrupted while reaching the Kafka cluster at " + kafka.bootstrapServers(), e);
+        } catch (Exception e) {
+            Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+            throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + kafka.bootstrapServers() + " within "
+                    + clusterTimeoutSeconds + " s (" + cause.getClass().getSimpleName() + ": " + cause.getMessage() + "); check "
+                    + "--bootstrap-servers or KAFKA_BOOTSTRAP_SERVERS, and the security settings (--client-properties, KAFKA_SECURITY_PROTOCOL, ...)", e);
+        }
+    }
+}

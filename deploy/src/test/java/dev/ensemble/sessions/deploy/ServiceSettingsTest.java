@@ -1,0 +1,107 @@
+package dev.ensemble.sessions.deploy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.entry;
+
+/**
+ * A service run alone ({@code run <service>}): how the {@code KAFKA_*} and {@code ENSEMBLE_*} environment, the client
+ * properties file and the flags make its Kafka settings, and which wins.
+ */
+class ServiceSettingsTest {
+
+    /** The projector's options parsed from {@code args} with {@code environment} as the process's. */
+    static ServiceOptions parse(Map<String, String> environment, String... args) {
+        RunCommand.Projector projector = new RunCommand.Projector();
+        new CommandLine(projector).setDefaultValueProvider(new EnvironmentDefaults(environment)).parseArgs(args);
+        return projector.options;
+    }
+
+    @Test
+    void kafkaVariablesAreSettingsNamedInLowerCaseWithDots() {
+        assertThat(KafkaEnvironment.settingName("KAFKA_BOOTSTRAP_SERVERS")).isEqualTo("bootstrap.servers");
+        assertThat(KafkaEnvironment.settingName("KAFKA_SECURITY_PROTOCOL")).isEqualTo("security.protocol");
+        assertThat(KafkaEnvironment.settings(Map.of("KAFKA_SASL_MECHANISM", " SCRAM-SHA-512 ", "KAFKA_NUM_STANDBY_REPLICAS", "1",
+                "PATH", "/bin", "KAFKA_HOME", "/opt/kafka", "KAFKA_HEAP_OPTS", "-Xmx1g", "KAFKA_OPTS", "-Dx", "KAFKA_", "x",
+                "ENSEMBLE_THREADS", "2")))
+                .containsExactly(entry("num.standby.replicas", "1"), entry("sasl.mechanism", "SCRAM-SHA-512"));
+        assertThat(EnvironmentDefaults.variable("--standby-replicas")).isEqualTo("ENSEMBLE_STANDBY_REPLICAS");
+        // a variable of that name that is no option's, or --version's, changes nothing
+        Map<String, String> env = Map.of("KAFKA_BOOTSTRAP_SERVERS", "k:9092", "ENSEMBLE_VERSION", "1.2", "ENSEMBLE_JAVA_OPTS", "-Xmx1g");
+        assertThat(parse(env).resolve(env).bootstrapServers()).isEqualTo("k:9092");
+    }
+
+    @Test
+    void theEnvironmentAloneGivesTheClusterItsSecurityAndStreamsSettings() {
+        Map<String, String> env = Map.of("KAFKA_BOOTSTRAP_SERVERS", "k1:9092,k2:9092", "KAFKA_SECURITY_PROTOCOL", "SASL_SSL",
+                "KAFKA_SASL_MECHANISM", "PLAIN", "KAFKA_NUM_STANDBY_REPLICAS", "1", "KAFKA_COMMIT_INTERVAL_MS", "200");
+        ServiceOptions.Resolved r = parse(env).resolve(env);
+        assertThat(r.bootstrapServers()).isEqualTo("k1:9092,k2:9092");
+        // security settings go to every client; the others only to the Streams applications
+        assertThat(r.clientProperties()).containsOnly(entry("security.protocol", "SASL_SSL"), entry("sasl.mechanism", "PLAIN"));
+        assertThat(r.streamsSettings()).containsOnly(entry("num.standby.replicas", "1"), entry("commit.interval.ms", "200"));
+        assertThat(r.streamsOverrides()).containsEntry("security.protocol", "SASL_SSL").containsEntry("num.standby.replicas", "1");
+    }
+
+    @Test
+    void theFileWinsOverKafkaVariablesAndFlagsOrTheirEnsembleVariablesWinOverBoth(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("client.properties");
+        Files.writeString(file, "security.protocol=SSL\nssl.truststore.location=/etc/trust.jks\nbootstrap.servers=ignored:1\n"
+                + "num.standby.replicas=2\n");
+        Map<String, String> env = Map.of("KAFKA_BOOTSTRAP_SERVERS", "from-env:9092", "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT",
+                "KAFKA_NUM_STANDBY_REPLICAS", "1", "KAFKA_NUM_STREAM_THREADS", "4", "ENSEMBLE_STANDBY_REPLICAS", "3",
+                "ENSEMBLE_THREADS", "2", "ENSEMBLE_STATE_DIR", "/var/lib/ensemble");
+
+        ServiceOptions fromEnvironment = parse(env, "--client-properties", file.toString());
+        ServiceOptions.Resolved r = fromEnvironment.resolve(env);
+        assertThat(r.bootstrapServers()).isEqualTo("from-env:9092"); // never from the file
+        assertThat(r.clientProperties()).containsOnly(entry("security.protocol", "SSL"), entry("ssl.truststore.location", "/etc/trust.jks"),
+                entry("num.standby.replicas", "2"));
+        // ENSEMBLE_STANDBY_REPLICAS (the flag's variable) over the file's and KAFKA_NUM_STANDBY_REPLICAS
+        assertThat(r.streamsOverrides()).containsEntry("num.standby.replicas", 3).containsEntry("num.stream.threads", 2);
+        assertThat(fromEnvironment.stateDir("projector")).isEqualTo(Path.of("/var/lib/ensemble"));
+
+        ServiceOptions flags = parse(env, "--client-properties", file.toString(), "--bootstrap-servers", "flag:9092",
+                "--standby-replicas", "0", "--threads", "1", "--state-dir", dir.toString());
+        ServiceOptions.Resolved f = flags.resolve(env);
+        assertThat(f.bootstrapServers()).isEqualTo("flag:9092");
+        assertThat(f.streamsOverrides()).containsEntry("num.standby.replicas", 0).containsEntry("num.stream.threads", 1);
+        assertThat(flags.stateDir("projector")).isEqualTo(dir);
+
+        // without the flags or their variables, the KAFKA_ variable is the setting
+        Map<String, String> kafkaOnly = Map.of("KAFKA_BOOTSTRAP_SERVERS", "k:9092", "KAFKA_NUM_STANDBY_REPLICAS", "1");
+        assertThat(parse(kafkaOnly).resolve(kafkaOnly).streamsOverrides()).containsEntry("num.standby.replicas", "1")
+                .doesNotContainKey("num.stream.threads");
+    }
+
+    @Test
+    void noClusterOrABadNumberIsAUsageError() {
+        assertThatThrownBy(() -> parse(Map.of()).resolve(Map.of())).isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessage("give the Kafka cluster: --bootstrap-servers HOST:PORT or KAFKA_BOOTSTRAP_SERVERS");
+        Map<String, String> env = Map.of("KAFKA_BOOTSTRAP_SERVERS", "k:9092", "ENSEMBLE_STANDBY_REPLICAS", "-1");
+        assertThatThrownBy(() -> parse(env).resolve(env)).isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessage("--standby-replicas must be 0 or more, not -1");
+    }
+
+    @Test
+    void aClusterThatCannotBeReachedEndsTheServiceWithCodeOneAndOneLine() {
+        StringWriter err = new StringWriter();
+        CommandLine cli = EnsembleSessions.commandLine().setErr(new PrintWriter(err, true));
+        long start = System.nanoTime();
+        int code = cli.execute("run", "projector", "--bootstrap-servers", "127.0.0.1:1", "--cluster-timeout", "2");
+        assertThat(code).as(err.toString()).isEqualTo(1);
+        assertThat(err.toString()).startsWith("error: cannot reach the Kafka cluster at 127.0.0.1:1 within 2 s (")
+                .contains("check --bootstrap-servers or KAFKA_BOOTSTRAP_SERVERS");
+        assertThat(System.nanoTime() - start).as("gave up in time").isLessThan(java.time.Duration.ofSeconds(30).toNanos());
+    }
+}
