@@ -203,7 +203,7 @@ public final class Gateway implements AutoCloseable {
             meters = new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
         }
         if (metricsToken == null) {
-            metricsToken = GatewayMetrics.newToken();
+            metricsToken = dev.ensemble.sessions.schema.Secrets.newSecret();
         }
         meterBindings.addAll(GatewayMetrics.bindJvm(meters));
         meterBindings.add(dev.ensemble.sessions.streams.ServiceMeters.bind(meters, producer, "gateway"));
@@ -262,6 +262,7 @@ public final class Gateway implements AutoCloseable {
                 .put("auth", "send 'Authorization: Bearer <token>' to /api/*; the local token is in <data-dir>/token")));
         app.get("/health", this::health);
         app.get("/metrics", served::scrape);
+        app.head("/metrics", served::head);
         app.get("/api/openapi.yaml", ctx -> ctx.contentType("application/yaml").result(resource("/openapi.yaml")));
         app.get("/api/me", ctx -> {
             Principal me = principal(ctx);

@@ -33,14 +33,7 @@ final class GatewayMetrics {
 
     GatewayMetrics(PrometheusMeterRegistry registry, String scrapeToken) {
         this.registry = registry;
-        this.expected = ("Bearer " + scrapeToken).getBytes(StandardCharsets.UTF_8);
-    }
-
-    /** A new random scrape token (32 bytes, base64url). */
-    static String newToken() {
-        byte[] b = new byte[32];
-        new java.security.SecureRandom().nextBytes(b);
-        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+        this.expected = scrapeToken.getBytes(StandardCharsets.UTF_8);
     }
 
     /** Binds the JVM's meters (memory, GC, threads, classes, CPU, uptime); close the results when done. */
@@ -57,13 +50,31 @@ final class GatewayMetrics {
 
     /** {@code GET /metrics}: the scrape, or a 401 without the scrape token. */
     void scrape(Context ctx) {
+        authorize(ctx);
+        ctx.contentType(CONTENT_TYPE).result(registry.scrape());
+    }
+
+    /** {@code HEAD /metrics}: the scrape's headers without its body, or a 401 without the scrape token, as GET. */
+    void head(Context ctx) {
+        authorize(ctx);
+        ctx.contentType(CONTENT_TYPE);
+    }
+
+    private static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+    /**
+     * A 401 unless the request sends {@code Authorization: Bearer <scrape token>} (the scheme in any case, as RFC 7235
+     * and the API's own check allow), compared in constant time.
+     */
+    private void authorize(Context ctx) {
         String given = ctx.header("Authorization");
-        if (given == null || !MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8), expected)) {
+        boolean ok = given != null && given.length() > 7 && given.regionMatches(true, 0, "Bearer ", 0, 7)
+                && MessageDigest.isEqual(given.substring(7).getBytes(StandardCharsets.UTF_8), expected);
+        if (!ok) {
             ctx.header("WWW-Authenticate", "Bearer");
             throw new ApiError(401, "unauthorized", "send the scrape token as 'Authorization: Bearer <token>'; "
                     + "the local one is in <data-dir>/metrics-token (API tokens do not open /metrics)");
         }
-        ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(registry.scrape());
     }
 
     /** Records one finished request (Javalin's request logger: after its status is final). */

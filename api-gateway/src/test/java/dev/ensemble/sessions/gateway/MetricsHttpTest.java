@@ -93,6 +93,15 @@ class MetricsHttpTest {
         assertThat(get("/metrics", SCRAPE + "x").statusCode()).isEqualTo(401);
         assertThat(get("/metrics", SCRAPE).statusCode()).isEqualTo(200);
         assertThat(gateway.metricsToken()).isEqualTo(SCRAPE);
+        assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/metrics"))
+                .header("Authorization", "bearer " + SCRAPE).GET().build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+                .as("the scheme in any case, as the API takes it").isEqualTo(200);
+        HttpResponse<String> head = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/metrics"))
+                .method("HEAD", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(head.statusCode()).as("HEAD without the scrape token").isEqualTo(401);
+        assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/metrics"))
+                .header("Authorization", "Bearer " + SCRAPE).method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode()).as("HEAD with it").isEqualTo(200);
     }
 
     @Test
@@ -101,7 +110,8 @@ class MetricsHttpTest {
         PrometheusText m = scrape();
         assertThat(m.type("jvm_memory_used_bytes")).isEqualTo("gauge");
         assertThat(m.value("jvm_memory_used_bytes", Map.of("area", "heap"))).isPositive();
-        assertThat(m.names()).contains("jvm_gc_pause_seconds_count", "jvm_threads_live_threads", "process_uptime_seconds");
+        // the GC pause timer appears with the first collection; the allocation counter is there from the start
+        assertThat(m.names()).contains("jvm_gc_memory_allocated_bytes_total", "jvm_threads_live_threads", "process_uptime_seconds");
         // the read side's Kafka Streams metrics and its clients', and the intake producer's
         assertThat(m.names()).anyMatch(n -> n.startsWith("kafka_stream_thread_"));
         assertThat(m.series("kafka_stream_thread_process_total")).isNotEmpty()

@@ -76,10 +76,12 @@ public final class ImportedSessions {
      * The command that resumes {@code agent}'s session {@code sessionId} in {@code folder}: {@code cd 'DIR' && claude
      * --resume ID} (Claude Code), {@code codex resume ID} (Codex), {@code gemini --resume ID} (Gemini CLI),
      * {@code copilot --resume ID} (Copilot CLI), {@code cursor-agent --resume ID} (Cursor), {@code opencode --session
-     * ID}, {@code qwen --resume ID}. Null for an agent it does not know.
+     * ID}, {@code qwen --resume ID}. Null for an agent it does not know, and for a session id that begins with
+     * {@code -} (the agent would read it as an option, e.g. {@code --dangerously-skip-permissions}: quoting does not
+     * prevent that); a folder that begins with {@code -} is given to {@code cd} after {@code --}.
      */
     public static String resumeCommand(String agent, String sessionId, String folder) {
-        if (agent == null || sessionId == null) return null;
+        if (agent == null || sessionId == null || sessionId.startsWith("-")) return null;
         String id = shellQuote(sessionId);
         String cmd = switch (agent.toLowerCase(Locale.ROOT)) {
             case "claude", "claude-code", "claude_code" -> "claude --resume " + id;
@@ -92,7 +94,8 @@ public final class ImportedSessions {
             default -> null;
         };
         if (cmd == null) return null;
-        return folder == null || folder.isBlank() ? cmd : "cd " + shellQuote(folder) + " && " + cmd;
+        if (folder == null || folder.isBlank()) return cmd;
+        return "cd " + (folder.startsWith("-") ? "-- " : "") + shellQuote(folder) + " && " + cmd;
     }
 
     /** Whether {@code s} is a person's own agent session imported from its agent's store (a chat in a terminal). */

@@ -47,7 +47,9 @@ class ImportedSessionsTest {
                 new Case("claude-code", "3f2a-11", "/home/p/my proj", "cd '/home/p/my proj' && claude --resume 3f2a-11"),
                 new Case("codex", "0199-aa", "/w", "cd /w && codex resume 0199-aa"),
                 new Case("claude", "id", null, "claude --resume id"),
-                new Case("unknown-agent", "id", "/w", null))) {
+                new Case("unknown-agent", "id", "/w", null),
+                new Case("claude-code", "--dangerously-skip-permissions", "/w", null),
+                new Case("claude-code", "id", "-P", "cd -- -P && claude --resume id"))) {
             assertThat(ImportedSessions.resumeCommand(c.agent(), c.id(), c.folder())).as(c.agent()).isEqualTo(c.command());
         }
     }

@@ -71,7 +71,7 @@ final class ChooseCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "TASK TITLE is empty: say what the task is");
         }
         ApiClient api = ApiClient.of(dataDir);
-        String computer = api.readLine(api.data().computerId(), "computer id (written by 'up' when it imports the agent stores)");
+        String computer = api.readLine(api.data().computerId(), "computer id (written by 'up' at its start)");
         String account = api.get("/api/me").path("account").asText();
         List<String> agents = agent != null ? List.of(agent) : agentsOn(api, computer);
         PrintWriter out = spec.commandLine().getOut();

@@ -275,10 +275,12 @@ final class UpCommand implements Callable<Integer> {
             choice.awaitReady(Duration.ofSeconds(120));
             String url = "http://localhost:" + gateway.port();
             data.writeEndpoints(url, bootstrap, securityFile);
+            // this computer's id, also with --no-import: `choose` asks in its space (local:<computer-id>)
+            String computerId = ComputerId.readOrCreate(data.computerId());
 
             if (!noImport) {
                 AgentStores stores = AgentStores.defaults(DataDir.home(), System.getenv()).withClaudeAndCodex(claudeDirs, codexDirs);
-                ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
+                ImportConfig config = new ImportConfig(who, computerId, Clock.systemUTC(),
                         data.importState("import-state.json"));
                 ComputerAgent agent = new ComputerAgent(bootstrap, config, stores, Duration.ofSeconds(pollSeconds),
                         new ImportProgressBar(System.out)).withClientProperties(security).withMeters(meters);
@@ -327,9 +329,7 @@ final class UpCommand implements Callable<Integer> {
                 return t;
             }
         }
-        byte[] b = new byte[32];
-        new java.security.SecureRandom().nextBytes(b);
-        String token = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+        String token = dev.ensemble.sessions.schema.Secrets.newSecret();
         DataDir.writePrivate(file, token + "\n");
         return token;
     }
