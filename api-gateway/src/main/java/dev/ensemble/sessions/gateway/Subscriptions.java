@@ -27,7 +27,8 @@ final class Subscriptions implements AutoCloseable {
     static final int MAX_LIMIT = 1000;
     /** How long a read with a cursor ahead of its session waits for the feed to read the log to its end before answering. */
     static final Duration AHEAD_WAIT = Duration.ofSeconds(2);
-    /** How often the log's stable end is read again while a cursor is ahead of it, within {@link #AHEAD_WAIT}. */
+    /** How long the log's stable end is read again, every {@link #AHEAD_RETRY}, while a cursor is still ahead of it. */
+    static final Duration AHEAD_SETTLE = Duration.ofMillis(500);
     static final Duration AHEAD_RETRY = Duration.ofMillis(50);
     private static final String STREAM_FROM = "ensemble.stream.from";
     private static final JsonNodeFactory N = JsonNodeFactory.instance;
@@ -93,19 +94,18 @@ final class Subscriptions implements AutoCloseable {
         SessionEventBuffers.Page page = feed.buffers().read(me.account(), id, after, limit);
         if (page == null) throw ApiError.notFound("no session '" + id + "' in your account");
         if (after > page.latest()) {
-            // ahead of what this gateway has read: first read the log up to now (another instance may have been quicker).
-            // A transaction's commit markers reach the log shortly after its producer was told it committed, so the
-            // log's stable end is read again until the cursor is there or AHEAD_WAIT has passed.
-            long until = System.nanoTime() + AHEAD_WAIT.toNanos();
-            while (true) {
-                if (!feed.awaitLogEnd(Duration.ofNanos(Math.max(until - System.nanoTime(), 1)))) {
-                    throw new ApiError(503, "unavailable", "the gateway has not read the event log up to cursor " + after + " yet; try again");
-                }
-                page = feed.buffers().read(me.account(), id, after, limit);
-                if (after <= page.latest() || System.nanoTime() >= until) {
-                    break;
-                }
+            // ahead of what this gateway has read: first read the log up to now (another instance may have been quicker)
+            if (!feed.awaitLogEnd(AHEAD_WAIT)) {
+                throw new ApiError(503, "unavailable", "the gateway has not read the event log up to cursor " + after + " yet; try again");
+            }
+            page = feed.buffers().read(me.account(), id, after, limit);
+            // a transaction's commit markers reach the log shortly after its producer was told it committed: the log's
+            // stable end is read again for up to AHEAD_SETTLE before the cursor is called ahead
+            long until = System.nanoTime() + AHEAD_SETTLE.toNanos();
+            while (after > page.latest() && System.nanoTime() < until) {
                 Thread.sleep(AHEAD_RETRY.toMillis());
+                feed.awaitLogEnd(Duration.ofNanos(Math.max(until - System.nanoTime(), 1))); // what it has read is enough
+                page = feed.buffers().read(me.account(), id, after, limit);
             }
             if (after > page.latest()) {
                 throw new ApiError(400, "cursor_ahead", "cursor " + after + " is ahead of session '" + id + "': its latest cursor is "
