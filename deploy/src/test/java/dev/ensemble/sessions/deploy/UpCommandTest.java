@@ -147,6 +147,8 @@ class UpCommandTest {
                 assertThat(System.currentTimeMillis()).as("up was not ready in time:%n%s", Files.readString(log)).isLessThan(until);
                 Thread.sleep(200);
             }
+            assertThat(Files.readString(dir.resolve("data").resolve("computer-id")).strip())
+                    .as("this computer's id, which choose asks in, also with --no-import").isNotBlank();
             up.destroy(); // SIGTERM
             assertThat(up.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).as("stopped in time").isTrue();
             String out = Files.readString(log);
