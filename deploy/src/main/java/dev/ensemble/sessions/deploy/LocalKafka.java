@@ -54,7 +54,9 @@ import java.util.function.IntUnaryOperator;
  * partitions in {@code logs/} (each with Kafka's {@code meta.properties}), and {@code localkafka.lock}. The first
  * start formats both folders (new random cluster id, node id 1, the latest production {@code metadata.version});
  * later starts find {@code metadata/meta.properties} and reuse the storage, so topics and records survive
- * restarts. Clients connect over SASL_PLAINTEXT (mechanism PLAIN) on {@code 127.0.0.1:<port>} with the credentials in
+ * restarts. Each start records its client port in {@code broker-port}; a later start asked for any port (0), or for
+ * one that is taken, takes that port again when it is free, so a restart keeps the broker's address
+ * ({@link #preferredPort}). Clients connect over SASL_PLAINTEXT (mechanism PLAIN) on {@code 127.0.0.1:<port>} with the credentials in
  * {@code dataDir/kafka-client.properties} ({@link #clientProperties()}, made owner-only at the first start that finds
  * it missing); a client without them is refused. The controller listens on another free loopback port chosen at each
  * start (the quorum is static, so that port may change between restarts), also SASL, with a password made afresh at
@@ -91,6 +93,8 @@ public final class LocalKafka implements AutoCloseable {
     public static final String CLIENT_PROPERTIES = "kafka-client.properties";
     private static final String META_PROPERTIES = "meta.properties";
     private static final String LOCK_FILE = "localkafka.lock";
+    /** The file in {@code dataDir/kafka} holding the client port of the last start, for the next start to take again. */
+    static final String PORT_FILE = "broker-port";
     private static final int START_ATTEMPTS = 3;
     /** The broker's own SASL user, for its requests to its own listeners; never a client's. */
     private static final String BROKER_USER = "broker";
@@ -126,7 +130,8 @@ public final class LocalKafka implements AutoCloseable {
      *
      * <p>Returns once the broker and controller have started; call {@link #waitUntilReady(Duration)} before
      * relying on it. If {@code port} is taken on {@value #HOST}, the broker falls back to a free port and logs a
-     * warning that names both ports; read the one in use from {@link #port()} or {@link #bootstrapServers()}.
+     * warning that names both ports; read the one in use from {@link #port()} or {@link #bootstrapServers()}. On storage
+     * that ran before, the port of its last start is taken first when {@code port} is 0 or taken and that port is free.
      * Choosing a free port and binding it are not atomic; if another process grabs a chosen port in between, the
      * start is retried on other free ports (three attempts in all).
      *
@@ -162,11 +167,17 @@ public final class LocalKafka implements AutoCloseable {
             String clusterId = format ? format(kafkaDir) : readExistingClusterId(meta);
             KafkaClientProperties.Credentials credentials = KafkaClientProperties.readOrCreate(
                     dataDir.toAbsolutePath().resolve(CLIENT_PROPERTIES));
+            int lastPort = format ? 0 : readLastPort(kafkaDir);
             for (int attempt = 1; ; attempt++) {
-                int brokerPort = portChooser.applyAsInt(port);
+                int brokerPort = portChooser.applyAsInt(attempt == 1 ? preferredPort(port, lastPort) : port);
                 int controllerPort = freePort(brokerPort);
                 try {
                     LocalKafka kafka = launch(kafkaDir, lock, brokerPort, controllerPort, clusterId, format, credentials);
+                    writeLastPort(kafkaDir, brokerPort);
+                    if (lastPort != 0 && brokerPort != lastPort) {
+                        log.warn("The local Kafka broker listens on port {} now, not on {} as at its last start; clients "
+                                + "started before must be started again", brokerPort, lastPort);
+                    }
                     log.info("Local Kafka broker started on {} (cluster id {}, data in {}, {})",
                             kafka.bootstrapServers(), clusterId, kafkaDir, format ? "freshly formatted" : "existing data");
                     return kafka;
@@ -482,6 +493,48 @@ public final class LocalKafka implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------------------------------------- ports
+
+    /**
+     * The port to ask for first on storage that ran before on {@code lastPort} (0: never, or not known): the last port
+     * when any port will do ({@code requested} 0) or when the requested one is taken, else the requested one.
+     *
+     * <p>A restart keeps the broker's address: the metadata log holds the broker's registration with the address of its
+     * last run until this run registers again, and after an unclean stop (a killed process, open transactions) the
+     * broker's own transaction coordinator starts writing the markers of those transactions from that log. On the same
+     * port that works at once; on another, the clients and the coordinator depend on the new registration reaching them.
+     */
+    static int preferredPort(int requested, int lastPort) {
+        if (lastPort == 0 || requested == lastPort) {
+            return requested;
+        }
+        if (requested == 0 || !isFree(requested)) {
+            return isFree(lastPort) ? lastPort : requested;
+        }
+        return requested;
+    }
+
+    /** The client port recorded by the last start on {@code kafkaDir}, or 0 when none was (or it cannot be read). */
+    static int readLastPort(Path kafkaDir) {
+        Path file = kafkaDir.resolve(PORT_FILE);
+        try {
+            int port = Integer.parseInt(Files.readString(file, StandardCharsets.US_ASCII).strip());
+            return port > 0 && port <= 65535 ? port : 0;
+        } catch (java.nio.file.NoSuchFileException e) {
+            return 0;
+        } catch (IOException | NumberFormatException e) {
+            log.warn("Cannot read the last broker port from {} ({}); any free port will do", file, e.toString());
+            return 0;
+        }
+    }
+
+    private static void writeLastPort(Path kafkaDir, int port) {
+        Path file = kafkaDir.resolve(PORT_FILE);
+        try {
+            Files.writeString(file, port + "\n", StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            log.warn("Cannot record the broker port in {} ({}); the next start may take another port", file, e.toString());
+        }
+    }
 
     /** The requested port if it is free on {@value #HOST}, else (or for 0) a free one. */
     static int choosePort(int requested) {

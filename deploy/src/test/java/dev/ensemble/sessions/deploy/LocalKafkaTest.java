@@ -203,6 +203,41 @@ class LocalKafkaTest {
         }
     }
 
+    /**
+     * A restart on the same storage keeps the broker's address: asked for any port, or for a taken one, it takes the port
+     * of its last start again (a killed {@code up} restarted with open transactions needs its old address to work).
+     */
+    @Test
+    void aRestartTakesThePortOfTheLastStartAgain(@TempDir Path dir) throws Exception {
+        int first;
+        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
+            kafka.waitUntilReady(READY);
+            first = kafka.port();
+        }
+        assertThat(dir.resolve("kafka/" + LocalKafka.PORT_FILE)).hasContent(first + "\n");
+        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
+            assertThat(kafka.port()).as("any port: the last one again").isEqualTo(first);
+            kafka.waitUntilReady(READY);
+        }
+        try (ServerSocket taken = new ServerSocket()) {
+            taken.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            try (LocalKafka kafka = LocalKafka.start(dir, taken.getLocalPort())) {
+                assertThat(kafka.port()).as("a taken port: the last one again").isEqualTo(first);
+                kafka.waitUntilReady(READY);
+            }
+        }
+        assertThat(LocalKafka.preferredPort(0, 0)).as("no last start: as asked").isZero();
+        assertThat(LocalKafka.preferredPort(first, first)).isEqualTo(first);
+        try (ServerSocket free = new ServerSocket()) { // a free port asked for explicitly wins over the last one
+            free.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+            int asked = free.getLocalPort();
+            free.close();
+            assertThat(LocalKafka.preferredPort(asked, first)).isEqualTo(asked);
+        }
+        Files.writeString(dir.resolve("kafka/" + LocalKafka.PORT_FILE), "not a port");
+        assertThat(LocalKafka.readLastPort(dir.resolve("kafka"))).as("an unreadable record: any port").isZero();
+    }
+
     @Test
     void aPortTakenBetweenChoosingAndBindingIsRetriedOnAnother(@TempDir Path dir) throws Exception {
         try (ServerSocket taken = new ServerSocket()) {
