@@ -124,7 +124,9 @@ final class Soak {
     private volatile long readyAgainAtMillis = Long.MAX_VALUE;
     private final AtomicLong firstAnswerAfterKill = new AtomicLong(Long.MAX_VALUE);
     private final AtomicBoolean restartFailed = new AtomicBoolean();
-    private long deadline;
+    private volatile long deadline;
+    /** Why {@code up} did not start again after the kill, once known: the posting ends then (nothing answers any more). */
+    private volatile String restartFailure;
 
     /** One event's answers. */
     private static final class Entry {
@@ -207,9 +209,10 @@ final class Soak {
                     out.printf("up is ready again after %.1f s%n", killTimes[1] / 1000.0);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                } catch (Exception e) { // a finding, not the end: the clients keep posting to whatever answers
+                } catch (Exception e) { // nothing answers any more: the posting ends with this reason
                     restartFailed.set(true);
                     problems.add("restart: " + firstLine(e));
+                    restartFailure = e.getMessage();
                 }
             }, "soak-killer");
             killer.setDaemon(true); // never what keeps the JVM running
@@ -319,6 +322,10 @@ final class Soak {
     private void post(Account acct, List<Item> items, Probes probes) throws InterruptedException {
         List<Item> todo = items;
         while (true) {
+            if (restartFailure != null) {
+                throw new IllegalStateException("up did not start again after the kill; " + answered.get() + " of "
+                        + s.events() + " events answered: " + restartFailure);
+            }
             if (System.currentTimeMillis() > deadline) {
                 throw new IllegalStateException("the posting took longer than " + s.timeout().toSeconds() + " s; "
                         + answered.get() + " of " + s.events() + " events answered");
