@@ -73,6 +73,16 @@ final class ChooseCommand implements Callable<Integer> {
         ApiClient api = ApiClient.of(dataDir);
         String computer = api.readLine(api.data().computerId(), "computer id (written by 'up' at its start)");
         String account = api.get("/api/me").path("account").asText();
+        if (agent != null && !dev.ensemble.sessions.agent.AgentStoreDeleter.AGENTS.contains(agent)) {
+            List<String> here = agentsOn(api, computer);
+            if (!here.contains(agent)) { // a misspelt name would be asked about, found nothing, and answered NEW
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--agent '" + agent
+                        + "' is not an agent this system knows (" + String.join(", ",
+                        new java.util.TreeSet<>(dev.ensemble.sessions.agent.AgentStoreDeleter.AGENTS))
+                        + ") and none of your sessions on this computer is of it"
+                        + (here.isEmpty() ? "" : "; agents with sessions here: " + String.join(", ", here)));
+            }
+        }
         List<String> agents = agent != null ? List.of(agent) : agentsOn(api, computer);
         PrintWriter out = spec.commandLine().getOut();
         if (agents.isEmpty()) {

@@ -146,6 +146,12 @@ class ChooseCommandTest {
             assertThat(json(choose(UNRELATED, "--data-dir", dataDir, "--agent", "claude-code", "--json")).path("decision").asText())
                     .isEqualTo("NEW");
 
+            // a misspelt agent is refused, naming the known ones, not answered NEW
+            Run misspelt = choose(LATER, "--data-dir", dataDir, "--agent", "claude");
+            assertThat(misspelt.code()).as(misspelt.out()).isEqualTo(2);
+            assertThat(misspelt.err()).contains("--agent 'claude' is not an agent this system knows (claude-code, codex, ")
+                    .contains("agents with sessions here: ").contains("claude-code");
+
             // in another folder the session is not offered
             JsonNode elsewhere = json(choose(LATER, "--data-dir", dataDir, "--agent", "claude-code", "--folder", "/Users/user/repo", "--json"));
             assertThat(elsewhere.path("decision").asText()).as(elsewhere.toString()).isEqualTo("NEW");
