@@ -360,20 +360,43 @@ public final class Gateway implements AutoCloseable {
         return ctx.attribute("principal");
     }
 
+    /**
+     * {@code GET /api/agent/sessions}: one page of the account's sessions from its session index ({@link SessionIndex}),
+     * newest first, or by relevance with {@code q} (each entry then with its {@code snippet}); filters {@code agent},
+     * {@code computer} ({@code deviceId} is the same), {@code taskId}, {@code status}, {@code deleted}; {@code limit}
+     * entries at most; {@code next} (absent on the last page) is the {@code cursor} of the page after. A 400 naming the
+     * field for a bad value.
+     */
     private void listSessions(Context ctx) {
         Principal me = principal(ctx);
         if (forwarded(ctx, me)) {
             return;
         }
         int limit = intParam(ctx, "limit", 50, 1, MAX_LIMIT);
-        List<SessionView> all = reads().all(me.account());
+        String computer = blankToNull(ctx.queryParam("computer"));
+        String deviceId = blankToNull(ctx.queryParam("deviceId"));
+        if (computer != null && deviceId != null && !computer.strip().equals(deviceId.strip())) {
+            throw ApiError.badRequest("computer and deviceId name the same filter (deviceId is its older name): give one, not '"
+                    + computer + "' and '" + deviceId + "'").with("field", "deviceId");
+        }
+        SessionQuery query = new SessionQuery(ctx.queryParam("q"), ctx.queryParam("agent"), computer != null ? computer : deviceId,
+                ctx.queryParam("taskId"), ctx.queryParam("status"), SessionQuery.deletedParam(ctx.queryParam("deleted")), limit,
+                ctx.queryParam("cursor"));
+        SessionIndex.Page page = reads().sessions(me.account(), query);
         ArrayNode arr = N.arrayNode();
-        for (SessionView s : SessionJson.select(all, blankToNull(ctx.queryParam("taskId")), blankToNull(ctx.queryParam("deviceId")),
-                ctx.queryParam("q"), limit)) {
-            arr.add(SessionJson.summary(s));
+        for (SessionIndex.Hit h : page.hits()) {
+            ObjectNode s = h.summary();
+            if (h.snippet() != null) {
+                s.put("snippet", h.snippet());
+                s.put("snippetField", h.snippetField());
+            }
+            arr.add(s);
         }
         ObjectNode out = N.objectNode();
         out.set("sessions", arr);
+        if (page.next() != null) {
+            out.put("next", page.next());
+        }
         ctx.json(out);
     }
 

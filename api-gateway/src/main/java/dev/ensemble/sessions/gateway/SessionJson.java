@@ -7,8 +7,6 @@ import dev.ensemble.sessions.views.RunView;
 import dev.ensemble.sessions.views.SessionView;
 
 import java.time.Instant;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -93,51 +91,6 @@ public final class SessionJson {
             j.put("durationMs", r.getDurationMs());
         }
         return o;
-    }
-
-    /**
-     * Filters and orders an account's sessions for the list: {@code taskId} (a run of the session is for that
-     * task), {@code deviceId} (the session ran on that computer), {@code q} (case-insensitive words that all
-     * appear in its id, agent session id, titles, folder, project or report), newest first (last active),
-     * at most {@code limit}.
-     */
-    public static List<SessionView> select(List<SessionView> all, String taskId, String deviceId, String q, int limit) {
-        String[] words = q == null || q.isBlank() ? new String[0] : q.toLowerCase(Locale.ROOT).trim().split("\\s+");
-        return all.stream()
-                .filter(s -> taskId == null || s.getRuns().stream().anyMatch(r -> taskId.equals(r.getTaskId())))
-                .filter(s -> deviceId == null || s.getComputerIds().contains(deviceId))
-                .filter(s -> matches(s, words))
-                .sorted(Comparator.comparing(SessionView::getLastActiveAt).reversed().thenComparing(SessionView::getSessionId))
-                .limit(limit)
-                .toList();
-    }
-
-    private static boolean matches(SessionView s, String[] words) {
-        if (words.length == 0) {
-            return true;
-        }
-        StringBuilder text = new StringBuilder();
-        for (Object v : new Object[]{s.getSessionId(), s.getAgentSessionId(), s.getFirstTaskTitle(), s.getLatestTaskTitle(),
-                s.getFolder(), s.getProjectName(), s.getLatestReportSummary(), s.getAgent(), s.getModel()}) {
-            if (v != null) {
-                text.append(v).append('\n');
-            }
-        }
-        for (RunView r : s.getRuns()) {
-            if (r.getTitle() != null) {
-                text.append(r.getTitle()).append('\n');
-            }
-        }
-        for (String folder : s.getFolders()) {
-            text.append(folder).append('\n'); // every folder the session's runs used, not only the first
-        }
-        String hay = text.toString().toLowerCase(Locale.ROOT);
-        for (String w : words) {
-            if (!hay.contains(w)) {
-                return false;
-            }
-        }
-        return true;
     }
 
     static String oneLine(String s) {

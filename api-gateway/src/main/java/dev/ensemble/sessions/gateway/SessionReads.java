@@ -73,6 +73,8 @@ public final class SessionReads implements AutoCloseable {
     private final Path stateDir;
     private final int replicationFactor;
     private volatile KafkaStreams streams;
+    /** The session indexes of {@link #streams}' tasks (the serving generation's). */
+    private volatile SessionIndexes indexes;
     private volatile Generation generation;
     private Generations.Watcher watcher;
     private io.micrometer.core.instrument.MeterRegistry meters = dev.ensemble.sessions.streams.ServiceMeters.NONE;
@@ -115,9 +117,14 @@ public final class SessionReads implements AutoCloseable {
         return this;
     }
 
-    private KafkaStreams newStreams(Generation g) {
-        return new KafkaStreams(buildTopology(g), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(
-                StreamsDefaults.properties(g.applicationId(applicationId), bootstrapServers, stateDir, replicationFactor, overrides), meters));
+    /** A read side on generation {@code g}'s views, and the session indexes its tasks fill. */
+    private record Side(KafkaStreams streams, SessionIndexes indexes) {
+    }
+
+    private Side newStreams(Generation g) {
+        SessionIndexes idx = new SessionIndexes(stateDir.resolve("session-index").resolve(g.applicationId(applicationId)));
+        return new Side(new KafkaStreams(buildTopology(g, idx), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(
+                StreamsDefaults.properties(g.applicationId(applicationId), bootstrapServers, stateDir, replicationFactor, overrides), meters)), idx);
     }
 
     /** The generation whose views it answers from (null before {@link #start()}). */
@@ -135,8 +142,16 @@ public final class SessionReads implements AutoCloseable {
         return buildTopology(Generation.FIRST);
     }
 
-    /** {@link #buildTopology()} on the view topics of generation {@code g}. */
+    /** {@link #buildTopology()} on the view topics of generation {@code g} (without session indexes: e.g. to create its changelogs). */
     public static Topology buildTopology(Generation g) {
+        return buildTopology(g, null);
+    }
+
+    /**
+     * {@link #buildTopology(Generation)} whose processor also keeps each partition's session index ({@link SessionIndex})
+     * in {@code indexes}: filled from the store when the partition's task starts, updated with every view it keeps.
+     */
+    static Topology buildTopology(Generation g, SessionIndexes indexes) {
         Topology t = new Topology();
         t.addSource("views-source", Topics.SESSIONS_VIEW.keySerde().deserializer(),
                 Topics.SESSIONS_VIEW.valueSerde().deserializer(), g.view(Topics.SESSIONS_VIEW).name());
@@ -144,7 +159,7 @@ public final class SessionReads implements AutoCloseable {
                 Topics.RETIREMENT_VIEW.valueSerde().deserializer(), g.view(Topics.RETIREMENT_VIEW).name());
         t.addSource("audit-source", Topics.DELETION_AUDIT.keySerde().deserializer(),
                 Topics.DELETION_AUDIT.valueSerde().deserializer(), g.view(Topics.DELETION_AUDIT).name());
-        t.addProcessor("newest-view", () -> new NewestView(g), "views-source", "retirement-source", "audit-source");
+        t.addProcessor("newest-view", () -> new NewestView(g, indexes), "views-source", "retirement-source", "audit-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.String(),
                 AvroSerde.of(SessionView.class)), "newest-view");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(RETIREMENT_STORE), Serdes.String(),
@@ -154,18 +169,24 @@ public final class SessionReads implements AutoCloseable {
         return t;
     }
 
-    /** Keeps an update only when its sequence is higher than the stored one; a tombstone deletes (a no-op when unknown). */
+    /**
+     * Keeps an update only when its sequence is higher than the stored one; a tombstone deletes (a no-op when unknown).
+     * A session view it keeps or deletes goes to its partition's session index too (when it has {@code indexes}).
+     */
     static final class NewestView implements Processor<String, Object, Void, Void> {
         private final String retirementTopic;
         private final String auditTopic;
+        private final SessionIndexes indexes;
         private ProcessorContext<Void, Void> context;
         private KeyValueStore<String, SessionView> sessions;
         private KeyValueStore<String, RetirementView> retirement;
         private KeyValueStore<String, DeletionAudit> audits;
+        private SessionIndex index;
 
-        NewestView(Generation g) {
+        NewestView(Generation g, SessionIndexes indexes) {
             this.retirementTopic = g.view(Topics.RETIREMENT_VIEW).name();
             this.auditTopic = g.view(Topics.DELETION_AUDIT).name();
+            this.indexes = indexes;
         }
 
         @Override
@@ -174,6 +195,17 @@ public final class SessionReads implements AutoCloseable {
             sessions = context.getStateStore(STORE);
             retirement = context.getStateStore(RETIREMENT_STORE);
             audits = context.getStateStore(AUDIT_STORE);
+            if (indexes != null) {
+                index = indexes.open(context.taskId(), sessions); // the task runs: its store is restored
+            }
+        }
+
+        @Override
+        public void close() {
+            if (index != null) {
+                indexes.close(context.taskId(), index);
+                index = null;
+            }
         }
 
         @Override
@@ -183,8 +215,12 @@ public final class SessionReads implements AutoCloseable {
                 NewestBySequence.keep(retirement, r.key(), (RetirementView) r.value(), RetirementView::getSequence);
             } else if (topic.equals(auditTopic)) {
                 NewestBySequence.keep(audits, r.key(), (DeletionAudit) r.value(), DeletionAudit::getSequence);
-            } else {
-                NewestBySequence.keep(sessions, r.key(), (SessionView) r.value(), SessionView::getSequence);
+            } else if (NewestBySequence.keep(sessions, r.key(), (SessionView) r.value(), SessionView::getSequence) && index != null) {
+                if (r.value() == null) {
+                    index.delete(r.key());
+                } else {
+                    index.put(r.key(), (SessionView) r.value());
+                }
             }
         }
 
@@ -193,8 +229,10 @@ public final class SessionReads implements AutoCloseable {
     /** Starts on the serving generation's views, and follows each change of the serving generation. */
     public synchronized void start() {
         Generation serving = Generations.serving(bootstrapServers, connection);
-        KafkaStreams first = newStreams(serving);
+        Side side = newStreams(serving);
+        KafkaStreams first = side.streams();
         generation = serving;
+        indexes = side.indexes();
         streams = first;
         StreamsDefaults.start(first, "gateway read side");
         bound.follow(first);
@@ -210,7 +248,8 @@ public final class SessionReads implements AutoCloseable {
             return;
         }
         LOG.info("gateway read side: loading the views of projector generation {} (answering from {} meanwhile)", g, generation);
-        KafkaStreams next = newStreams(g);
+        Side nextSide = newStreams(g);
+        KafkaStreams next = nextSide.streams();
         StreamsDefaults.start(next, "gateway read side " + g);
         try {
             ViewCatchUp.await(bootstrapServers, connection, next, g.applicationId(applicationId),
@@ -224,6 +263,7 @@ public final class SessionReads implements AutoCloseable {
         KafkaStreams old;
         synchronized (this) {
             old = streams;
+            indexes = nextSide.indexes();
             streams = next;
             generation = g;
         }
@@ -288,6 +328,37 @@ public final class SessionReads implements AutoCloseable {
     /** One session of the account, or null. */
     public SessionView get(String account, String sessionId) {
         return read(STORE, "session views", s -> this.<SessionView>typed(s).get(Keys.of(account, sessionId)));
+    }
+
+    /**
+     * One page of the account's sessions for {@code query} from its partition's session index (newest first, or by
+     * relevance with {@code q}). A 503 while that partition's task is not running here (starting, restoring, moving).
+     */
+    public SessionIndex.Page sessions(String account, SessionQuery query) {
+        KafkaStreams current = streams;
+        SessionIndexes idx = indexes;
+        KeyQueryMetadata m;
+        try {
+            if (current == null || idx == null || current.state() != KafkaStreams.State.RUNNING) {
+                throw notReadable("session views");
+            }
+            m = current.queryMetadataForKey(STORE, Keys.prefix(account),
+                    (org.apache.kafka.streams.processor.StreamPartitioner<String, Object>) (topic, key, value, n) ->
+                            Optional.of(Set.of(Keys.accountPartition(key, n))));
+        } catch (org.apache.kafka.streams.errors.InvalidStateStoreException | IllegalStateException e) {
+            throw notReadable("session views");
+        }
+        SessionIndex index = m == null || m == KeyQueryMetadata.NOT_AVAILABLE ? null : idx.of(m.partition());
+        if (index == null) {
+            throw notReadable("session views");
+        }
+        try {
+            return index.page(account, query);
+        } catch (org.apache.lucene.store.AlreadyClosedException e) {
+            throw notReadable("session views"); // the partition moved away while it was read
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("reading the session index", e);
+        }
     }
 
     /** Every session of the account, in key order. */

@@ -46,8 +46,5 @@ class SessionJsonTest {
         ObjectNode j = SessionJson.summary(view(false));
         assertThat(j.get("folder").asText()).isEqualTo("/a");
         assertThat(j.get("folders")).extracting(n -> n.asText()).containsExactly("/a", "/b");
-        // the second folder is searchable too
-        assertThat(SessionJson.select(List.of(view(false)), null, null, "/b", 10)).hasSize(1);
-        assertThat(SessionJson.select(List.of(view(false)), null, null, "/c", 10)).isEmpty();
     }
 }

@@ -13,15 +13,21 @@ public final class NewestBySequence {
     private NewestBySequence() {
     }
 
-    /** Applies one update of {@code key} to {@code store}. */
-    public static <V> void keep(KeyValueStore<String, V> store, String key, V value, ToLongFunction<V> sequence) {
+    /**
+     * Applies one update of {@code key} to {@code store}.
+     *
+     * @return true when the store changed by it (kept, or a tombstone), false when it was dropped as not newer
+     */
+    public static <V> boolean keep(KeyValueStore<String, V> store, String key, V value, ToLongFunction<V> sequence) {
         if (value == null) {
             store.delete(key);
-            return;
+            return true;
         }
         V held = store.get(key);
         if (held == null || sequence.applyAsLong(value) > sequence.applyAsLong(held)) {
             store.put(key, value);
+            return true;
         }
+        return false;
     }
 }
