@@ -10,7 +10,7 @@ import java.util.concurrent.Callable;
 import static dev.ensemble.sessions.deploy.CommandChecks.require;
 
 /** {@code ensemble-sessions bench}: the projector's throughput and lag on a fresh embedded broker. */
-@Command(name = "bench", mixinStandardHelpOptions = true, subcommands = ImportBench.class,
+@Command(name = "bench", mixinStandardHelpOptions = true, subcommands = {ImportBench.class, SessionsBench.class},
         description = "Replays synthetic runs and engine events through a fresh embedded broker and the projector "
                 + "(exactly-once on) and prints sustained events/s and end-to-end lag.")
 final class BenchCommand implements Callable<Integer> {

@@ -22,21 +22,21 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code ensemble-sessions sessions [--q TEXT] [--agent A] [--computer C] [--limit N] [--data-dir DIR] [--json]}: the
- * person's agent sessions (guide §1), the most recently active first, from the running system of the data folder
- * ({@code GET /api/agent/sessions} with the data folder's token), as a table: id (short when unique), agent, model,
- * computer, folder, first and latest prompt or task (shortened), status, fill (percent, or {@code unknown}),
- * resumable, runs, last active (this computer's time zone). {@code --json} prints {@code {"sessions": [...]}} with each
- * session as the API gives it. {@code --q} is the API's {@code q} (words that all appear in the session's id, prompts
- * or task titles, folders, project, report, agent or model); {@code --agent} is applied here, the API having no such
- * filter. The API pages no further than {@link Gateway#MAX_LIMIT} sessions and has no cursor yet: at most that many
- * are printed, with a note on stderr when there may be more. Exit code 0 (also for no session); 1 with one line when
- * no system runs on the data folder.
+ * {@code ensemble-sessions sessions [--q TEXT] [--agent A] [--computer C] [--status S] [--limit N] [--data-dir DIR] [--json]}:
+ * the person's agent sessions (guide §1), the most recently active first (with {@code --q}: the best match first), from
+ * the running system of the data folder ({@code GET /api/agent/sessions} with the data folder's token), as a table: id
+ * (short when unique), agent, model, computer, folder, first and latest prompt or task (shortened), status, fill
+ * (percent, or {@code unknown}), resumable, runs, last active (this computer's time zone), and with {@code --q} the
+ * passage that matched ({@code [[...]]} around each match). {@code --json} prints {@code {"sessions": [...]}} with each
+ * session as the API gives it. {@code --q} is the API's search ({@code q}: stemmed words, all required, in the prompts,
+ * reports, folders, files changed, agent; {@code "a phrase"}); {@code --agent}, {@code --computer} and {@code --status}
+ * are the API's filters. Pages are followed ({@code next}) until every session is printed, or {@code --limit} of
+ * them. Exit code 0 (also for no session); 1 with one line when no system runs on the data folder.
  */
 @Command(name = "sessions", mixinStandardHelpOptions = true,
-        description = "List your agent sessions (the most recently active first) from the running system, as a table.")
+        description = "List your agent sessions (the most recently active first, or the best match first with --q) from the running system, as a table.")
 final class SessionsCommand implements Callable<Integer> {
-    @Option(names = "--q", paramLabel = "TEXT", description = "only sessions whose prompts, task titles, folders, project, report, agent, model or id hold every word")
+    @Option(names = "--q", paramLabel = "TEXT", description = "search what the sessions said: prompts, task titles, reports, folders, files changed, agent (words stemmed and all required; \"a phrase\"; -word excludes)")
     String q;
 
     @Option(names = "--agent", paramLabel = "A", description = "only this agent's sessions (claude-code, codex, gemini-cli, copilot, cursor, opencode, qwen-code)")
@@ -45,7 +45,10 @@ final class SessionsCommand implements Callable<Integer> {
     @Option(names = "--computer", paramLabel = "C", description = "only sessions that ran on this computer (its id)")
     String computer;
 
-    @Option(names = "--limit", paramLabel = "N", description = "at most N sessions (default: all the API gives, at most " + Gateway.MAX_LIMIT + ")")
+    @Option(names = "--status", paramLabel = "S", description = "only sessions with this status: working, waiting, queued, idle or gone")
+    String status;
+
+    @Option(names = "--limit", paramLabel = "N", description = "at most N sessions (default: every session, page after page)")
     Integer limit;
 
     @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions)")
@@ -63,35 +66,30 @@ final class SessionsCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--limit must be 1 or more, not " + limit);
         }
         ApiClient api = ApiClient.of(dataDir);
-        // --agent is filtered here: ask for the API's largest page then, so that the filter sees as many as it can
-        int ask = agent == null && limit != null ? Math.min(limit, Gateway.MAX_LIMIT) : Gateway.MAX_LIMIT;
-        StringBuilder path = new StringBuilder("/api/agent/sessions?limit=").append(ask);
-        if (q != null && !q.isBlank()) path.append("&q=").append(enc(q));
-        if (computer != null && !computer.isBlank()) path.append("&deviceId=").append(enc(computer));
-        JsonNode page = api.get(path.toString());
+        StringBuilder filters = new StringBuilder();
+        if (q != null && !q.isBlank()) filters.append("&q=").append(enc(q));
+        if (agent != null && !agent.isBlank()) filters.append("&agent=").append(enc(agent));
+        if (computer != null && !computer.isBlank()) filters.append("&computer=").append(enc(computer));
+        if (status != null && !status.isBlank()) filters.append("&status=").append(enc(status));
         ArrayNode sessions = DataDir.JSON.createArrayNode();
-        for (JsonNode s : page.path("sessions")) {
-            if (agent != null && !agent.equalsIgnoreCase(s.path("agent").asText())) continue;
-            if (limit != null && sessions.size() >= limit) break;
-            sessions.add(s);
-        }
+        String next = null;
+        do {
+            int ask = limit == null ? Gateway.MAX_LIMIT : Math.min(limit - sessions.size(), Gateway.MAX_LIMIT);
+            JsonNode page = api.get("/api/agent/sessions?limit=" + ask + filters + (next == null ? "" : "&cursor=" + enc(next)));
+            page.path("sessions").forEach(sessions::add);
+            next = page.path("next").isTextual() ? page.path("next").asText() : null;
+        } while (next != null && (limit == null || sessions.size() < limit));
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectNode o = DataDir.JSON.createObjectNode();
             o.set("sessions", sessions);
             out.println(DataDir.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(o));
         } else if (sessions.isEmpty()) {
-            out.println("No session" + (q != null || agent != null || computer != null ? " matches." : " yet."));
+            out.println("No session" + (filters.length() > 0 ? " matches." : " yet."));
         } else {
             out.print(table(sessions, ZoneId.systemDefault()));
         }
         out.flush();
-        if (page.path("sessions").size() >= Gateway.MAX_LIMIT && (limit == null || sessions.size() < limit)) {
-            PrintWriter err = spec.commandLine().getErr();
-            err.println("note: the API lists at most " + Gateway.MAX_LIMIT + " sessions per request and has no cursor yet:"
-                    + " older sessions may be left out; narrow the list with --q, --computer or --agent");
-            err.flush();
-        }
         return 0;
     }
 
@@ -101,19 +99,36 @@ final class SessionsCommand implements Callable<Integer> {
         sessions.forEach(all::add);
         Map<String, Integer> shortIds = new HashMap<>();
         for (JsonNode s : all) shortIds.merge(shortId(s.path("id").asText()), 1, Integer::sum);
-        TextTable t = new TextTable("Session", "Agent", "Model", "Computer", "Folder", "First prompt or task",
-                "Latest prompt or task", "Status", "Fill>", "Resumable", "Runs>", "Last active");
+        boolean matched = all.stream().anyMatch(s -> s.path("snippet").isTextual());
+        List<String> columns = new ArrayList<>(List.of("Session", "Agent", "Model", "Computer", "Folder", "First prompt or task",
+                "Latest prompt or task", "Status", "Fill>", "Resumable", "Runs>", "Last active"));
+        if (matched) columns.add("Matched");
+        TextTable t = new TextTable(columns.toArray(String[]::new));
         for (JsonNode s : all) {
             String id = s.path("id").asText();
             String first = text(s.path("firstTask").path("title"));
             String latest = text(s.path("latestTask").path("title"));
-            t.row(shortIds.get(shortId(id)) == 1 ? shortId(id) : id, text(s.path("agent")),
-                    TextTable.shorten(text(s.path("model")), 20), TextTable.shorten(text(s.path("computer")), 16),
-                    TextTable.shortenPath(text(s.path("folder")), 28), TextTable.shorten(first, 32),
-                    TextTable.shorten(latest, 32), status(s), fill(s.path("fill")),
-                    s.path("resumable").asBoolean() ? "yes" : "no", s.path("runs").asInt(), when(s.path("lastActiveAt"), zone));
+            List<Object> row = new ArrayList<>(List.of(shortIds.get(shortId(id)) == 1 ? shortId(id) : id, orEmpty(text(s.path("agent"))),
+                    orEmpty(TextTable.shorten(text(s.path("model")), 20)), orEmpty(TextTable.shorten(text(s.path("computer")), 16)),
+                    orEmpty(TextTable.shortenPath(text(s.path("folder")), 28)), orEmpty(TextTable.shorten(first, 32)),
+                    orEmpty(TextTable.shorten(latest, 32)), status(s), fill(s.path("fill")),
+                    s.path("resumable").asBoolean() ? "yes" : "no", s.path("runs").asInt(), when(s.path("lastActiveAt"), zone)));
+            if (matched) row.add(orEmpty(matched(text(s.path("snippet")))));
+            t.row(row.toArray());
         }
         return t.render();
+    }
+
+    /** A search's snippet for the table: from a little before its first match, at most 48 characters. */
+    static String matched(String snippet) {
+        if (snippet == null) return null;
+        int mark = snippet.indexOf("[[");
+        String from = mark > 12 ? "…" + snippet.substring(mark - 11) : snippet;
+        return TextTable.shorten(from, 48);
+    }
+
+    private static Object orEmpty(String s) {
+        return s == null ? "" : s;
     }
 
     /**

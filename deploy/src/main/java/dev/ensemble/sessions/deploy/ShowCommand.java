@@ -78,19 +78,24 @@ final class ShowCommand implements Callable<Integer> {
 
     /**
      * The one session whose id or agent session id starts with {@code prefix}: looked for among the sessions the API's
-     * {@code q=prefix} finds, then (should its search not match parts of ids) among the most recently active
-     * {@link Gateway#MAX_LIMIT}.
+     * {@code q=prefix} finds (a single word also finds the sessions whose ids start with it), then (should it find none)
+     * among all sessions, page after page.
      */
     private static String byPrefix(ApiClient api, String prefix) throws Exception {
         java.util.Set<String> found = new java.util.LinkedHashSet<>();
         if (!prefix.matches(".*\\s.*")) {
             for (String query : new String[]{"&q=" + SessionsCommand.enc(prefix), ""}) {
-                JsonNode page = api.get("/api/agent/sessions?limit=" + Gateway.MAX_LIMIT + query);
-                for (JsonNode s : page.path("sessions")) {
-                    if (s.path("id").asText().startsWith(prefix) || s.path("agentSessionId").asText("\0").startsWith(prefix)) {
-                        found.add(s.path("id").asText());
+                String next = null;
+                do {
+                    JsonNode page = api.get("/api/agent/sessions?limit=" + Gateway.MAX_LIMIT + query
+                            + (next == null ? "" : "&cursor=" + SessionsCommand.enc(next)));
+                    for (JsonNode s : page.path("sessions")) {
+                        if (s.path("id").asText().startsWith(prefix) || s.path("agentSessionId").asText("\0").startsWith(prefix)) {
+                            found.add(s.path("id").asText());
+                        }
                     }
-                }
+                    next = page.path("next").isTextual() ? page.path("next").asText() : null;
+                } while (next != null);
                 if (!found.isEmpty()) break;
             }
         }

@@ -85,24 +85,36 @@ class SessionsCommandTest {
     }
 
     /**
-     * Against a stand-in for the API that always answers a full page of 500 sessions (250 Codex, 250 Claude Code) and
-     * records the queries: the note that older sessions may be left out, {@code --agent} filtered here from the largest
-     * page, {@code --limit} asked of the API, and a refused token named with its file.
+     * Against a stand-in for the API that holds 1,200 sessions (600 Codex, 600 Claude Code), pages them with {@code limit}
+     * and {@code cursor} ({@code next} until the last page) and filters {@code agent}, and records the queries: every
+     * session is printed, page after page; {@code --agent}, {@code --computer}, {@code --q} and {@code --limit} are asked
+     * of the API; a refused token is named with its file.
      */
     @Test
-    void aFullPageIsSaidAndTheAgentIsFilteredHere(@TempDir Path dir) throws Exception {
+    void everyPageIsFollowedAndTheFiltersAreTheApis(@TempDir Path dir) throws Exception {
         java.util.List<String> queries = new java.util.concurrent.CopyOnWriteArrayList<>();
         com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
                 new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/api/agent/sessions", x -> {
-            queries.add(x.getRequestURI().getRawQuery());
+            String query = x.getRequestURI().getRawQuery();
+            queries.add(query);
+            java.util.Map<String, String> p = new java.util.HashMap<>();
+            for (String kv : query.split("&")) {
+                p.put(kv.substring(0, kv.indexOf('=')), java.net.URLDecoder.decode(kv.substring(kv.indexOf('=') + 1), java.nio.charset.StandardCharsets.UTF_8));
+            }
             boolean known = "Bearer t-1".equals(x.getRequestHeaders().getFirst("Authorization"));
             StringBuilder body = new StringBuilder(known ? "{\"sessions\": [" : "{\"error\": \"unauthorized\", \"message\": \"this token is not known\"}");
-            for (int i = 0; known && i < 500; i++) {
-                body.append(i == 0 ? "" : ",").append("{\"id\": \"s-").append(i).append("\", \"agent\": \"")
-                        .append(i % 2 == 0 ? "codex" : "claude-code").append("\", \"status\": \"idle\", \"runs\": 1}");
+            int limit = Integer.parseInt(p.get("limit"));
+            int n = 0;
+            int i = p.containsKey("cursor") ? Integer.parseInt(p.get("cursor")) : 0;
+            for (; known && i < 1200 && n < limit; i++) {
+                String agent = i % 2 == 0 ? "codex" : "claude-code";
+                if (p.containsKey("agent") && !p.get("agent").equals(agent)) continue;
+                body.append(n++ == 0 ? "" : ",").append("{\"id\": \"s-").append(i).append("\", \"agent\": \"")
+                        .append(agent).append("\", \"status\": \"idle\", \"runs\": 1}");
             }
-            byte[] bytes = body.append(known ? "]}" : "").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            body.append(known ? "]" + (i < 1200 ? ", \"next\": \"" + i + "\"" : "") + "}" : "");
+            byte[] bytes = body.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
             x.getResponseHeaders().add("Content-Type", "application/json");
             x.sendResponseHeaders(known ? 200 : 401, bytes.length);
             x.getResponseBody().write(bytes);
@@ -113,21 +125,24 @@ class SessionsCommandTest {
             new DataDir(dir).writeEndpoints("http://127.0.0.1:" + server.getAddress().getPort(), "127.0.0.1:1");
             java.nio.file.Files.writeString(dir.resolve("token"), "t-1\n");
             ChooseCommandTest.Run all = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--json");
-            assertThat(DataDir.JSON.readTree(all.out()).path("sessions")).hasSize(500);
-            assertThat(all.err()).isEqualTo("note: the API lists at most 500 sessions per request and has no cursor yet: older"
-                    + " sessions may be left out; narrow the list with --q, --computer or --agent" + NL);
-            assertThat(queries.get(0)).isEqualTo("limit=500");
+            JsonNode printed = DataDir.JSON.readTree(all.out()).path("sessions");
+            assertThat(printed).hasSize(1200);
+            assertThat(printed.get(1199).path("id").asText()).isEqualTo("s-1199");
+            assertThat(all.err()).isEmpty();
+            assertThat(queries).containsExactly("limit=500", "limit=500&cursor=500", "limit=500&cursor=1000");
 
+            queries.clear();
             ChooseCommandTest.Run codex = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--agent", "codex",
                     "--limit", "3", "--q", "hello world", "--computer", "pc 1");
             assertThat(codex.code()).as(codex.err()).isZero();
             assertThat(codex.out()).contains("│ s-0 ", "│ s-2 ", "│ s-4 ").doesNotContain("│ s-1 ", "│ s-6 ", "claude-code");
-            assertThat(codex.err()).as("three sessions were asked for and printed").isEmpty();
-            assertThat(queries.get(1)).isEqualTo("limit=500&q=hello+world&deviceId=pc+1");
+            assertThat(codex.err()).isEmpty();
+            assertThat(queries).containsExactly("limit=3&q=hello+world&agent=codex&computer=pc+1");
 
-            ChooseCommandTest.Run two = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--limit", "2", "--json");
-            assertThat(DataDir.JSON.readTree(two.out()).path("sessions")).hasSize(2);
-            assertThat(queries.get(2)).isEqualTo("limit=2");
+            queries.clear();
+            ChooseCommandTest.Run some = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString(), "--limit", "700", "--json");
+            assertThat(DataDir.JSON.readTree(some.out()).path("sessions")).hasSize(700);
+            assertThat(queries).containsExactly("limit=500", "limit=200&cursor=500");
 
             java.nio.file.Files.writeString(dir.resolve("token"), "t-old\n");
             ChooseCommandTest.Run refused = ChooseCommandTest.cli("sessions", "--data-dir", dir.toString());
@@ -137,6 +152,19 @@ class SessionsCommandTest {
         } finally {
             server.stop(0);
         }
+    }
+
+    @Test
+    void aSearchShowsWhatMatched() throws Exception {
+        JsonNode found = DataDir.JSON.readTree("""
+                [{"id": "run-7", "agent": "codex", "status": "idle", "runs": 1,
+                  "snippet": "We looked at many things before the checkout [[runs]] faster than before, and then more", "snippetField": "report"},
+                 {"id": "run-8", "agent": "codex", "status": "idle", "runs": 1}]""");
+        String table = SessionsCommand.table(found, ZoneOffset.UTC);
+        assertThat(table.split(NL)[1]).endsWith("│ Matched                                          │");
+        assertThat(table).contains("│ …e checkout [[runs]] faster than before, and th… │");
+        assertThat(SessionsCommand.table(found.get(1).isNull() ? found : DataDir.JSON.readTree("[" + found.get(1) + "]"), ZoneOffset.UTC))
+                .doesNotContain("Matched");
     }
 
     /**
