@@ -144,6 +144,8 @@ final class SessionsBench implements Callable<Integer> {
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(KafkaClients.merge(client, Map.of(
                 "bootstrap.servers", bootstrap, "linger.ms", 20, "batch.size", 1 << 20, "max.request.size", 8 << 20,
                 "compression.type", "lz4")), new StringSerializer(), new ByteArraySerializer())) {
+            // views are partitioned by account, as the projector writes them (Keys.accountPartition)
+            int partition = Keys.accountPartition(ACCOUNT, producer.partitionsFor(topic).size());
             for (int i = 0; i < sessions; i++) {
                 int runs = prompts / sessions + (i < prompts % sessions ? 1 : 0);
                 String id = String.format("bench-%05d", i);
@@ -175,7 +177,7 @@ final class SessionsBench implements Callable<Integer> {
                         .setLastActiveAt(last).setRuns(runViews).setTasks(new ArrayList<>())
                         .setFirstTaskTitle(runViews.get(0).getTitle()).setLatestTaskTitle(runViews.get(runs - 1).getTitle())
                         .setLatestReportSummary(runViews.get(runs - 1).getReportSummary()).build();
-                producer.send(new ProducerRecord<>(topic, Keys.of(ACCOUNT, id), serde.serializer().serialize(topic, v)));
+                producer.send(new ProducerRecord<>(topic, partition, Keys.of(ACCOUNT, id), serde.serializer().serialize(topic, v)));
             }
             producer.flush();
         }
@@ -184,7 +186,7 @@ final class SessionsBench implements Callable<Integer> {
 
     /** Waits until the whole list is served (every session, following next); the cursors of its pages. */
     List<String> awaitAll(Api api, PrintStream out) throws Exception {
-        long until = System.nanoTime() + Duration.ofMinutes(10).toNanos();
+        long until = System.nanoTime() + Duration.ofMinutes(5).toNanos();
         while (true) {
             List<String> cursors = new ArrayList<>();
             int n = 0;
@@ -203,7 +205,7 @@ final class SessionsBench implements Callable<Integer> {
                 return cursors;
             }
             if (System.nanoTime() > until) {
-                throw new IllegalStateException("the gateway lists " + n + " of " + sessions + " sessions after 10 minutes");
+                throw new IllegalStateException("the gateway lists " + n + " of " + sessions + " sessions after 5 minutes");
             }
             Thread.sleep(500);
         }
