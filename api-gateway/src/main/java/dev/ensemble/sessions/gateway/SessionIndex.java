@@ -370,7 +370,7 @@ final class SessionIndex implements Closeable {
         SimpleQueryParser parser = new SimpleQueryParser(ANALYZER, WEIGHTS);
         parser.setDefaultOperator(BooleanClause.Occur.MUST);
         Query parsed = parser.parse(q);
-        if (q.matches("[^\\s\"*|+\\-~()\\\\]+")) {
+        if (q.matches("[^\\s\"*|+\\-~()\\\\][^\\s\"*|+~()\\\\]*")) { // one word, a '-' only inside it
             return new BooleanQuery.Builder().add(parsed, BooleanClause.Occur.SHOULD)
                     .add(new PrefixQuery(new Term("ids", q)), BooleanClause.Occur.SHOULD).build();
         }

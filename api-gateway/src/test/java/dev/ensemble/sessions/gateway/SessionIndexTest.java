@@ -89,6 +89,8 @@ class SessionIndexTest {
         assertThat(file.snippetField()).isEqualTo("file");
         // an id's start, for 'show' with a short id
         assertThat(ids(page("s", 10, null))).containsExactlyInAnyOrder("s1", "s2");
+        put(view("ana", "claude-code:4c2ddfdc-b619", 4, "Hello"));
+        assertThat(ids(page("claude-code:4c2ddfdc", 10, null))).as("a '-' inside the word").containsExactly("claude-code:4c2ddfdc-b619");
         assertThat(ids(page("nothing-like-this", 10, null))).isEmpty();
     }
 
