@@ -41,13 +41,16 @@ import java.util.Set;
  * local store ({@value #STORE}, key {@code <account>/<sessionId>}), and likewise the retirement view and the
  * deletion audit ({@value #RETIREMENT_STORE}, {@value #AUDIT_STORE}), keeping for each key only an update
  * whose {@code sequence} is higher than the one held. Reads go through {@link #ownerOf} (which instance
- * holds an account) so a cluster of gateways can route each read to the instance that owns the key.
+ * holds an account) so a cluster of gateways can route each read to the instance that owns the key. The same processor
+ * keeps each partition's session index ({@link SessionIndex}: the list ordered by last activity, and the search), which
+ * its task fills from the store when it starts running and removes when it leaves; {@link #sessions} answers from it.
  *
  * <p>Generations (blue/green rebuild, {@link Generations}): it reads the view topics of the serving projector
  * generation, as application {@link Generation#applicationId} of its application id. When another generation starts
  * serving, it starts a second Streams application on that generation's topics beside the first, keeps answering from the
  * first until the second has read its topics to their ends, then answers from the second, closes the first and removes
- * its local state. No read fails in between.
+ * its local state. No read fails in between. Each application has its own session indexes, so the list and the search
+ * switch with the views.
  */
 public final class SessionReads implements AutoCloseable {
     /** The Streams application id of the gateway's read side. */
