@@ -43,9 +43,7 @@ import org.apache.lucene.search.SearcherManager;
 import org.apache.lucene.search.Sort;
 import org.apache.lucene.search.SortField;
 import org.apache.lucene.search.TermQuery;
-import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.search.TopFieldDocs;
-import org.apache.lucene.search.TotalHits;
 import org.apache.lucene.search.uhighlight.CustomSeparatorBreakIterator;
 import org.apache.lucene.search.uhighlight.Passage;
 import org.apache.lucene.search.uhighlight.PassageFormatter;
@@ -324,25 +322,17 @@ final class SessionIndex implements Closeable {
             }
             int n = Math.min(top.scoreDocs.length, query.limit());
             ScoreDoc[] page = java.util.Arrays.copyOf(top.scoreDocs, n);
-            Map<String, String[]> snippets = text == null || n == 0 ? Map.of() : highlighter(searcher).highlightFields(
-                    TEXT_FIELDS.toArray(String[]::new), text, new TopDocs(new TotalHits(n, TotalHits.Relation.EQUAL_TO), page),
-                    TEXT_FIELDS.stream().mapToInt(f -> 1).toArray());
+            String[] snippet = new String[n];
+            String[] snippetField = new String[n];
+            if (text != null && n > 0) {
+                snippets(searcher, text, page, snippet, snippetField);
+            }
             List<Hit> hits = new ArrayList<>(n);
             org.apache.lucene.index.StoredFields stored = searcher.storedFields();
             for (int i = 0; i < n; i++) {
                 BytesRef json = stored.document(page[i].doc, Set.of("summary")).getBinaryValue("summary");
                 ObjectNode summary = (ObjectNode) dev.ensemble.sessions.schema.EventJson.mapper().readTree(json.bytes, json.offset, json.length);
-                String snippet = null;
-                String field = null;
-                for (String f : TEXT_FIELDS) {
-                    String[] s = snippets.get(f);
-                    if (s != null && s[i] != null) {
-                        snippet = s[i];
-                        field = f;
-                        break;
-                    }
-                }
-                hits.add(new Hit(summary, snippet, field));
+                hits.add(new Hit(summary, snippet[i], snippetField[i]));
             }
             String next = top.scoreDocs.length > n
                     ? new Cursor(incarnation, snapshot, query.fingerprint(), (FieldDoc) page[n - 1]).encode() : null;
@@ -353,6 +343,37 @@ final class SessionIndex implements Closeable {
             } else {
                 searchers.release(searcher);
             }
+        }
+    }
+
+    /**
+     * The snippet of each hit: from the first of {@link #TEXT_FIELDS} that has a match, highlighting one field at a time
+     * for the hits still without one (most match in a prompt, so the long report texts are seldom read).
+     */
+    private static void snippets(IndexSearcher searcher, Query text, ScoreDoc[] page, String[] snippet, String[] field)
+            throws IOException {
+        UnifiedHighlighter highlighter = highlighter(searcher);
+        List<Integer> left = new ArrayList<>();
+        for (int i = 0; i < page.length; i++) {
+            left.add(i);
+        }
+        for (String f : TEXT_FIELDS) {
+            if (left.isEmpty()) {
+                return;
+            }
+            int[] docs = left.stream().mapToInt(i -> page[i].doc).toArray();
+            String[] found = highlighter.highlightFields(new String[]{f}, text, docs, new int[]{1}).get(f);
+            List<Integer> still = new ArrayList<>();
+            for (int k = 0; k < docs.length; k++) {
+                int i = left.get(k);
+                if (found != null && found[k] != null) {
+                    snippet[i] = found[k];
+                    field[i] = f;
+                } else {
+                    still.add(i);
+                }
+            }
+            left = still;
         }
     }
 
