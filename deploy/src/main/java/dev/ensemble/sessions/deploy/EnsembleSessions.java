@@ -12,7 +12,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "ensemble-sessions", mixinStandardHelpOptions = true, version = "ensemble-sessions 0.1.0",
         description = "Records every run of your coding agents as events on Kafka and derives their sessions.",
-        subcommands = {UpCommand.class, ImportCommand.class, SessionsCommand.class, ShowCommand.class, ChooseCommand.class,
+        subcommands = {UpCommand.class, ImportCommand.class, SessionsCommand.class, ShowCommand.class, LoginCommand.class, ChooseCommand.class,
                 EvaluateChoiceCommand.class, BenchCommand.class, RecalibrateCommand.class, RebuildCommand.class, SoakCommand.class,
                 RunCommand.class})
 public final class EnsembleSessions implements Runnable {
