@@ -70,6 +70,7 @@ class WebPageBrowserTest {
     private Process up;
     private Path log;
     private String base;
+    private Path data;
     private String token;
     private String loginUrl;
     private WebDriver driver;
@@ -88,13 +89,17 @@ class WebPageBrowserTest {
         ChooseCommandTest.copy(stores.resolve("claude"), home.resolve(".claude"));
         ChooseCommandTest.copy(stores.resolve("codex"), home.resolve(".codex"));
         ChooseCommandTest.touchAll(home, Instant.now().minus(Duration.ofHours(2))); // idle for 2 hours: every turn is over
-        Path data = dir.resolve("data");
+        data = dir.resolve("data");
         log = dir.resolve("up.log");
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
                 "-cp", System.getProperty("java.class.path"), EnsembleSessions.class.getName(), "up", "--data-dir", data.toString(),
                 "--port", "0", "--kafka-port", "0", "--poll-seconds", "3600", "--account", "acct-web")
                 .redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().put("HOME", home.toString());
+        // the transcripts are from 2025-12 and 2026: the guide's 30 days of activity would leave them out of a choice
+        Path config = dir.resolve("choice-config.json");
+        Files.writeString(config, "{\"version\": \"web-test-1\", \"limits\": {\"maxAgeDays\": 3650}}");
+        pb.environment().put("ENSEMBLE_SESSION_CHOICE_CONFIG", config.toString());
         pb.environment().remove("CLAUDE_CONFIG_DIR");
         pb.environment().remove("CODEX_HOME");
         up = pb.start();
@@ -321,6 +326,35 @@ class WebPageBrowserTest {
         driver.findElement(By.id("confirm-delete")).click();
         wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("delete-result")));
         assertThat(driver.findElement(By.id("delete-result")).getText()).startsWith("Connect computer web-test-pc, then delete again: ");
+    }
+
+    /**
+     * A session-choice decision that continued the session shows on its page with its explanation: decision, band,
+     * score, reason and each candidate's score, parts and signals ({@code choose} asks with a task worded like its later
+     * prompts; the record goes to the session it continued).
+     */
+    @Test
+    @Order(8)
+    void theChoiceDecisionThatContinuedASessionShowsWithItsExplanation() throws Exception {
+        JsonNode decision = null;
+        long until = System.currentTimeMillis() + 120_000;
+        while (System.currentTimeMillis() < until) { // until the choice service's views have caught up
+            decision = ChooseCommandTest.json(ChooseCommandTest.choose(ChooseCommandTest.LATER, "--data-dir", data.toString(),
+                    "--agent", "claude-code", "--json"));
+            if (decision.path("decision").asText().equals("CONTINUE") && decision.path("configVersion").asText().equals("web-test-1")) {
+                break;
+            }
+            Thread.sleep(1000);
+        }
+        assertThat(decision.path("decision").asText()).as(String.valueOf(decision)).isEqualTo("CONTINUE");
+        assertThat(decision.path("sessionId").asText()).isEqualTo(HELLO);
+        driver.get(base + "/session?id=" + URLEncoder.encode(HELLO, StandardCharsets.UTF_8));
+        wait.until(d -> !d.findElements(By.cssSelector("#choice .decision")).isEmpty());
+        WebElement shown = driver.findElements(By.cssSelector("#choice .decision")).get(0);
+        assertThat(shown.findElement(By.className("head")).getText()).startsWith("CONTINUE  band CONFIDENT, score ".replace("  ", " "));
+        assertThat(shown.getText()).contains(decision.path("reason").asText()).contains("config web-test-1");
+        WebElement first = shown.findElement(By.cssSelector("table.candidates tbody tr"));
+        assertThat(first.getText()).contains("(this session)").contains("hello.py").contains("topic ");
     }
 
     /**
