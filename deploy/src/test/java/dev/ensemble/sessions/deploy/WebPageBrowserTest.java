@@ -242,6 +242,16 @@ class WebPageBrowserTest {
         wait.until(d -> rowIds().equals(List.of(HELLO)));
         assertThat(driver.findElement(By.id("q")).getAttribute("value")).isEqualTo("liner");
         assertThat(driver.findElement(By.id("count")).getText()).isEqualTo("1 session");
+
+        // the filters: by agent, and a status none has
+        new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("agent"))).selectByValue("codex");
+        driver.findElement(By.id("q")).clear();
+        driver.findElement(By.cssSelector("#filters button[type=submit]")).click();
+        wait.until(ExpectedConditions.urlContains("agent=codex"));
+        wait.until(d -> rowIds().equals(List.of(CODEX)));
+        driver.get(base + "/?status=gone");
+        wait.until(ExpectedConditions.textToBe(By.id("count"), "No sessions match."));
+        assertThat(rowIds()).isEmpty();
     }
 
     /** A session's page: its facts, its three runs with their prompts, the fill over time, and the resume command. */
