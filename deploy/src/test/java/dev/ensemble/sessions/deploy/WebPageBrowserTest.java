@@ -51,7 +51,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Code sessions and one Codex session) from a home laid out as on a computer. Signs in with the login link {@code up}
  * prints, then uses the page as a person does: the list, the search, a session's page, an event posted meanwhile, the
  * delete button; and checks that the cookie is HttpOnly and SameSite=Strict and that a state-changing request made with
- * it but without the page's CSRF token (or from another origin) is refused. Screenshots go to {@code target/}.
+ * it but without the page's CSRF token (or from another origin) is refused. Screenshots go to {@code target/}
+ * ({@code web-list.png}, {@code web-session.png}, {@code web-session-choice.png}).
  * Skipped, saying so, without the shared data or without chromium and chromedriver ({@code .ci/run} installs them).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -365,6 +366,8 @@ class WebPageBrowserTest {
         assertThat(shown.getText()).contains(decision.path("reason").asText()).contains("config web-test-1");
         WebElement first = shown.findElement(By.cssSelector("table.candidates tbody tr"));
         assertThat(first.getText()).contains("(this session)").contains("hello.py").contains("topic ");
+        ((JavascriptExecutor) driver).executeScript("document.getElementById('choice').scrollIntoView()");
+        screenshot("web-session-choice.png");
     }
 
     /**
