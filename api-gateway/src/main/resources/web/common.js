@@ -82,16 +82,15 @@ const Ensemble = (() => {
 
   /**
    * Live updates: the account's events from now on (GET /api/events/stream?after=end, server-sent events; the
-   * browser reconnects by itself with the last event's id). Calls onChange at most every 400 ms after events came,
-   * and once more 2 s later (a session's view follows its events within a moment).
+   * browser reconnects by itself with the last event's id). Calls onChange 0.4, 2, 5 and 10 s after the last of a
+   * burst of events (a session's view follows its events within a moment, longer on a busy machine).
    */
   function live(onChange) {
     const badge = document.getElementById('live');
-    let timer = null, later = null;
+    let timers = [];
     const changed = () => {
-      clearTimeout(timer); clearTimeout(later);
-      timer = setTimeout(onChange, 400);
-      later = setTimeout(onChange, 2000);
+      timers.forEach(clearTimeout);
+      timers = [400, 2000, 5000, 10000].map(ms => setTimeout(onChange, ms));
     };
     const source = new EventSource('/api/events/stream?after=end');
     source.onopen = () => { badge.textContent = 'live'; badge.className = 'live on'; };
