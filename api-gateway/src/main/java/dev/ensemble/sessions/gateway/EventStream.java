@@ -28,7 +28,7 @@ import java.util.UUID;
  * (DESIGN.md §7); the request must accept {@code text/event-stream} (an EventSource does). A cursor is {@code <partition>-<offset>} of the event in {@code sessions.events}; each event is sent
  * with {@code id:} its cursor, {@code event:} its type and {@code data:} its JSON form. The stream starts after
  * {@code after} (or the {@code Last-Event-ID} header, which wins, as a browser's EventSource sends it on reconnect), or
- * at the beginning of the log without either; so a client that reconnects with its last cursor misses nothing and sees
+ * at the beginning of the log without either; {@code after=end} starts after the log's end as it is now (only new events); so a client that reconnects with its last cursor misses nothing and sees
  * nothing twice. A malformed cursor, one of another partition, or one beyond the end of the log is answered 400 in
  * JSON before the stream opens ({@link #check}). Each subscriber gets its own consumer (no group) that assigns only
  * the account's partition, seeks, and keeps the account's records; a comment line every idle second keeps the
@@ -48,6 +48,9 @@ final class EventStream implements AutoCloseable {
         this.clientProperties = clientProperties;
         this.feed = feed;
     }
+
+    /** The cursor {@code after=end}: the stream starts with the events that come after the log's end as it is now. */
+    static final String END = "end";
 
     /** A parsed cursor. */
     record Cursor(int partition, long offset) {
@@ -78,10 +81,15 @@ final class EventStream implements AutoCloseable {
      */
     Cursor check(String account, String cursor) {
         if (cursor == null || cursor.isBlank()) return null;
-        Cursor from = Cursor.parse(cursor.trim());
         Map<TopicPartition, Long> read = feed.positions(); // every partition, once the feed has polled
         int partitions = read.isEmpty() ? feed.logEnd().size() : read.size();
         int partition = Keys.accountPartition(account, partitions);
+        if (cursor.trim().equalsIgnoreCase(END)) {
+            // only what comes from now on (a web page that has just read the sessions): after the log's last event
+            long end = feed.logEnd().get(new TopicPartition(Topics.EVENTS.name(), partition));
+            return end == 0 ? null : new Cursor(partition, end - 1);
+        }
+        Cursor from = Cursor.parse(cursor.trim());
         if (from.partition() != partition) {
             throw ApiError.badRequest("cursor " + from + " is not of your account's partition " + partition + "; start again without a cursor");
         }

@@ -80,6 +80,7 @@ public final class Gateway implements AutoCloseable {
     private final Settings settings;
     private final HttpClient forwarder = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private Javalin app;
+    private final BrowserLogins logins;
     private SessionReads reads;
     private Producer<String, byte[]> producer;
     private EventIntake intake;
@@ -106,6 +107,7 @@ public final class Gateway implements AutoCloseable {
 
     public Gateway(Settings settings) {
         this.settings = settings;
+        this.logins = new BrowserLogins(settings.clock());
     }
 
     /**
@@ -256,10 +258,12 @@ public final class Gateway implements AutoCloseable {
         app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
         app.before(ctx -> refuseMalformedEscapes(ctx.queryString()));
         app.before("/api/*", this::authenticate);
-        app.get("/", ctx -> ctx.json(N.objectNode().put("service", "ensemble-sessions")
+        new WebPages(logins, ctx -> ctx.json(N.objectNode().put("service", "ensemble-sessions")
                 .put("api", "/api/openapi.yaml").put("sessions", "/api/agent/sessions").put("health", "/health")
-                .put("metrics", "/metrics")
-                .put("auth", "send 'Authorization: Bearer <token>' to /api/*; the local token is in <data-dir>/token")));
+                .put("metrics", "/metrics").put("web", "/ (in a browser, after opening the login link up prints)")
+                .put("auth", "send 'Authorization: Bearer <token>' to /api/*; the local token is in <data-dir>/token")))
+                .register(app);
+        app.post("/api/login-links", this::postLoginLink);
         app.get("/health", this::health);
         app.get("/metrics", served::scrape);
         app.head("/metrics", served::head);
@@ -343,17 +347,68 @@ public final class Gateway implements AutoCloseable {
         return r;
     }
 
+    /**
+     * Every {@code /api} request: a bearer token ({@code Authorization: Bearer <token>}), or a browser's sign-in cookie
+     * ({@link BrowserLogins}) when no Authorization header is sent. A state-changing request (anything but GET, HEAD and
+     * OPTIONS) made with the cookie must pass the CSRF check ({@link BrowserLogins#csrfRefusal}), else 403 {@code csrf}.
+     */
     private void authenticate(Context ctx) {
         if (ctx.path().equals("/api/openapi.yaml")) {
             return;
         }
         String h = ctx.header("Authorization");
+        if (h == null) {
+            java.util.Optional<BrowserLogins.BrowserSession> browser = logins.session(ctx.cookie(BrowserLogins.COOKIE));
+            if (browser.isPresent()) {
+                io.javalin.http.HandlerType m = ctx.method();
+                if (m != io.javalin.http.HandlerType.GET && m != io.javalin.http.HandlerType.HEAD && m != io.javalin.http.HandlerType.OPTIONS) {
+                    String refusal = BrowserLogins.csrfRefusal(browser.get(), ctx.header(BrowserLogins.CSRF_HEADER),
+                            ctx.header("Origin"), ctx.header("Host"), ctx.header("Sec-Fetch-Site"));
+                    if (refusal != null) {
+                        throw new ApiError(403, "csrf", refusal);
+                    }
+                }
+                ctx.attribute("principal", browser.get().principal());
+                ctx.attribute(BEARER, browser.get().bearerToken());
+                return;
+            }
+        }
         if (h == null || !h.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            throw new ApiError(401, "unauthorized", "send 'Authorization: Bearer <token>'; the local token is in <data-dir>/token");
+            throw new ApiError(401, "unauthorized", "send 'Authorization: Bearer <token>'; the local token is in <data-dir>/token"
+                    + " (a browser signs in with the login link up prints)");
         }
         Principal p = settings.tokens().authenticate(h.substring(7))
                 .orElseThrow(() -> new ApiError(401, "unauthorized", "this token is not known; use the token in <data-dir>/token or ask for a new one"));
         ctx.attribute("principal", p);
+        ctx.attribute(BEARER, h.substring(7).strip());
+    }
+
+    /** The request attribute holding the bearer token a request acts with (its own, or the one behind its browser session). */
+    private static final String BEARER = "ensemble.bearer";
+
+    /**
+     * A new one-time login link for a bearer token this gateway accepts: {@code /login?token=<code>} (relative to the
+     * gateway's address); opened in a browser it signs that browser in as the token's principal ({@link BrowserLogins}).
+     *
+     * @throws IllegalArgumentException when the token is not known
+     */
+    public String loginLink(String bearerToken) {
+        Principal p = settings.tokens().authenticate(bearerToken)
+                .orElseThrow(() -> new IllegalArgumentException("the token is not known to this gateway"));
+        return "/login?token=" + logins.issueLink(bearerToken.strip(), p);
+    }
+
+    /**
+     * {@code POST /api/login-links}: a new one-time login link for the caller's bearer token, {@code {"url": ...,
+     * "path": ...}}; 403 for a browser's sign-in (a signed-in browser does not hand out links).
+     */
+    private void postLoginLink(Context ctx) {
+        if (ctx.header("Authorization") == null) {
+            throw new ApiError(403, "forbidden", "a login link is asked for with a bearer token, not from a signed-in browser");
+        }
+        String path = loginLink((String) ctx.attribute(BEARER));
+        String host = ctx.header("Host");
+        ctx.status(201).json(N.objectNode().put("url", host == null ? path : "http://" + host + path).put("path", path));
     }
 
     private static Principal principal(Context ctx) {
@@ -634,7 +689,7 @@ public final class Gateway implements AutoCloseable {
         try {
             while (true) {
                 HttpRequest req = HttpRequest.newBuilder(URI.create("http://" + owner.get() + ctx.path() + q))
-                        .header("Authorization", ctx.header("Authorization"))
+                        .header("Authorization", "Bearer " + ctx.<String>attribute(BEARER))
                         .header("X-Ensemble-Forwarded", self)
                         .header("Content-Type", "application/json")
                         .timeout(remaining(until))

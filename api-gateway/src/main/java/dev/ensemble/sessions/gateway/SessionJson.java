@@ -62,7 +62,11 @@ public final class SessionJson {
         return o;
     }
 
-    /** The detail of a session: the summary plus its runs, oldest first, and the files its runs changed. */
+    /**
+     * The detail of a session: the summary plus its runs, oldest first (each with the files its task changed), the files
+     * its runs changed, and {@code resume}: its agent, agent session id, folder and the command that resumes it in its
+     * agent ({@code command} null for an agent without a known command), null without an agent session id.
+     */
     public static ObjectNode detail(SessionView s) {
         ObjectNode o = summary(s);
         o.put("space", s.getSpace());
@@ -74,6 +78,18 @@ public final class SessionJson {
         s.getFilesChanged().forEach(files::add);
         ArrayNode computers = o.putArray("computers");
         s.getComputerIds().forEach(computers::add);
+        java.util.Map<String, List<String>> runFiles = new java.util.HashMap<>();
+        for (dev.ensemble.sessions.views.SessionTaskView t : s.getTasks()) {
+            for (String runId : t.getRunIds()) {
+                runFiles.put(runId, t.getFilesChanged());
+            }
+        }
+        if (s.getAgentSessionId() == null) {
+            o.putNull("resume");
+        } else {
+            o.putObject("resume").put("agent", s.getAgent()).put("agentSessionId", s.getAgentSessionId()).put("folder", s.getFolder())
+                    .put("command", dev.ensemble.sessions.choice.ImportedSessions.resumeCommand(s.getAgent(), s.getAgentSessionId(), s.getFolder()));
+        }
         ArrayNode runs = o.putArray("runList");
         for (RunView r : s.getRuns()) {
             ObjectNode j = runs.addObject();
@@ -89,6 +105,8 @@ public final class SessionJson {
             j.put("reportSummary", r.getReportSummary());
             j.put("tokens", r.getTokens());
             j.put("durationMs", r.getDurationMs());
+            ArrayNode changed = j.putArray("filesChanged"); // those of the run's task (an imported prompt is a task of its own)
+            runFiles.getOrDefault(r.getRunId(), List.of()).forEach(changed::add);
         }
         return o;
     }

@@ -42,6 +42,8 @@ class GatewayHttpTest {
     static final String ANA_WEB = "token-ana-web";
     /** A third account, whose sessions no other test counts. */
     static final String CY = "token-cy";
+    /** The account the browser sign-in test signs in as. */
+    static final String DEE = "token-dee";
 
     @BeforeAll
     static void start() throws Exception {
@@ -57,6 +59,7 @@ class GatewayHttpTest {
         tokens.register(BO, new Principal("acct-bo", "person", "bo"));
         tokens.register(ANA_WEB, new Principal("acct-ana", "service", "web"));
         tokens.register(CY, new Principal("acct-cy", "person", "cy"));
+        tokens.register(DEE, new Principal("acct-dee", "person", "dee"));
         gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1,
                 tokens, Clock.systemUTC())).start();
         gateway.awaitReady(Duration.ofSeconds(60));
@@ -252,6 +255,83 @@ class GatewayHttpTest {
         assertThat(log).containsEntry("f1400000-0000-0000-0000-000000000003", 1).containsEntry("f1400000-0000-0000-0000-000000000004", 1)
                 .doesNotContainKeys("f1400000-0000-0000-0000-000000000001", "f1400000-0000-0000-0000-000000000002",
                         "f1400000-0000-0000-0000-000000000005");
+    }
+
+    /**
+     * The web page's sign-in (issue 19): a page without the cookie is the sign-in page; a one-time login link sets an
+     * HttpOnly, SameSite=Strict cookie once; the cookie reads the API; a state-changing request made with it needs the
+     * page's CSRF token and its origin; a signed-in browser hands out no login link; signing out ends it.
+     */
+    @Test
+    void aBrowserSignsInWithAOneTimeLinkAndSendsTheCsrfTokenToChangeAnything() throws Exception {
+        String base = "http://127.0.0.1:" + gateway.port();
+        HttpResponse<String> anonymous = http.send(HttpRequest.newBuilder(URI.create(base + "/")).header("Accept", "text/html").build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(anonymous.statusCode()).isEqualTo(401);
+        assertThat(anonymous.body()).contains("<h2>Sign in</h2>");
+        assertThat(anonymous.headers().firstValue("Content-Security-Policy").orElseThrow()).contains("script-src 'self'");
+
+        String link = gateway.loginLink(DEE);
+        assertThat(link).startsWith("/login?token=");
+        HttpResponse<String> login = http.send(HttpRequest.newBuilder(URI.create(base + link)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(login.statusCode()).isEqualTo(303);
+        assertThat(login.headers().firstValue("Location")).contains("/");
+        String setCookie = login.headers().firstValue("Set-Cookie").orElseThrow();
+        assertThat(setCookie).startsWith("ensemble_session=").contains("; HttpOnly", "; SameSite=Strict", "; Path=/");
+        String cookie = setCookie.substring(0, setCookie.indexOf(';'));
+        assertThat(http.send(HttpRequest.newBuilder(URI.create(base + link)).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+                .as("the link works once").isEqualTo(401);
+
+        HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create(base + "/")).header("Accept", "text/html")
+                .header("Cookie", cookie).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(page.statusCode()).isEqualTo(200);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("<meta name=\"csrf-token\" content=\"([A-Za-z0-9_-]{40,})\">").matcher(page.body());
+        assertThat(m.find()).as(page.body()).isTrue();
+        String csrf = m.group(1);
+        assertThat(page.body()).contains("account <b>acct-dee</b>").contains("<script src=\"/web/list.js\" defer></script>");
+        HttpResponse<String> script = get("/web/list.js", null);
+        assertThat(script.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/javascript");
+        assertThat(get("/web/nothing.js", null).statusCode()).isEqualTo(404);
+
+        HttpResponse<String> me = http.send(HttpRequest.newBuilder(URI.create(base + "/api/me")).header("Cookie", cookie).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(JSON.readTree(me.body()).get("account").asText()).isEqualTo("acct-dee");
+        String claim = boClaim("f1900000-0000-0000-0000-000000000001", "dee-web", "2026-11-03T10:00:00Z", "From the page")
+                .replace("acct-bo", "acct-dee");
+        java.util.function.Function<HttpRequest.Builder, HttpResponse<String>> send = b -> {
+            try {
+                return http.send(b.header("Cookie", cookie).header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(claim)).build(), HttpResponse.BodyHandlers.ofString());
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        };
+        HttpResponse<String> noToken = send.apply(HttpRequest.newBuilder(URI.create(base + "/api/events")));
+        assertThat(noToken.statusCode()).isEqualTo(403);
+        assertThat(JSON.readTree(noToken.body()).get("error").asText()).isEqualTo("csrf");
+        HttpResponse<String> otherOrigin = send.apply(HttpRequest.newBuilder(URI.create(base + "/api/events"))
+                .header("X-CSRF-Token", csrf).header("Origin", "http://evil.example"));
+        assertThat(otherOrigin.statusCode()).isEqualTo(403);
+        HttpResponse<String> crossSite = send.apply(HttpRequest.newBuilder(URI.create(base + "/api/events"))
+                .header("X-CSRF-Token", csrf).header("Sec-Fetch-Site", "cross-site"));
+        assertThat(crossSite.statusCode()).isEqualTo(403);
+        HttpResponse<String> fromThePage = send.apply(HttpRequest.newBuilder(URI.create(base + "/api/events"))
+                .header("X-CSRF-Token", csrf).header("Origin", base).header("Sec-Fetch-Site", "same-origin"));
+        assertThat(fromThePage.statusCode()).as(fromThePage.body()).isEqualTo(200);
+        assertThat(JSON.readTree(fromThePage.body()).get("accepted").asInt()).isEqualTo(1);
+
+        HttpResponse<String> linkFromBrowser = http.send(HttpRequest.newBuilder(URI.create(base + "/api/login-links")).header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(linkFromBrowser.statusCode()).isEqualTo(403);
+        HttpResponse<String> linkWithToken = post("/api/login-links", DEE, "");
+        assertThat(linkWithToken.statusCode()).isEqualTo(201);
+        assertThat(JSON.readTree(linkWithToken.body()).get("url").asText()).startsWith(base + "/login?token=");
+
+        HttpResponse<String> logout = http.send(HttpRequest.newBuilder(URI.create(base + "/logout")).header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf).POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(logout.statusCode()).isEqualTo(303);
+        assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/api/me")).header("Cookie", cookie).build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode()).as("signed out").isEqualTo(401);
     }
 
     @Test

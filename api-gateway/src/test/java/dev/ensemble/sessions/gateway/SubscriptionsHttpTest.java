@@ -244,6 +244,26 @@ class SubscriptionsHttpTest {
         }
     }
 
+    /** {@code after=end} (the web page's subscription): only the events that come after the stream opened. */
+    @Test
+    void aStreamFromTheEndShowsOnlyWhatComesAfter() throws Exception {
+        post("t-bo", claim("acct-bo", "before-end", null));
+        readStream("t-bo", null, 1); // it is in the log
+        HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port()
+                        + "/api/events/stream?after=end")).header("Authorization", "Bearer t-bo").header("Accept", "text/event-stream")
+                .timeout(Duration.ofSeconds(30)).GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(r.statusCode()).isEqualTo(200); // the stream's start was fixed when it opened
+        post("t-bo", claim("acct-bo", "after-end", null));
+        try (InputStream in = r.body(); BufferedReader rd = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = rd.readLine()) != null && !line.startsWith("data:")) {
+                // the id and event lines, keep-alive comments
+            }
+            assertThat(line).isNotNull();
+            assertThat(JSON.readTree(line.substring(5).trim()).get("payload").get("runId").asText()).isEqualTo("after-end");
+        }
+    }
+
     @Test
     void aStreamCursorBeyondTheEndOfTheLogIsRefusedWithTheEndCursorAndAWrongOneIsA400() throws Exception {
         post("t-bo", claim("acct-bo", "ahead-1", null));

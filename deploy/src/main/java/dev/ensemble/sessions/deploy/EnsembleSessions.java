@@ -7,12 +7,13 @@ import picocli.CommandLine.Command;
  * The {@code ensemble-sessions} command line: {@code up} runs the whole system on this computer (a real
  * single-node Kafka broker and every service in one JVM), {@code run <service>} runs one service alone against a
  * cluster of one's own ({@link RunCommand}), {@code import} reads agent stores into a running system, {@code sessions}
- * lists the person's agent sessions and {@code show} one with the command that resumes it, {@code choose} asks whether
+ * lists the person's agent sessions and {@code show} one with the command that resumes it, {@code login} prints a
+ * one-time login link for the web page, {@code choose} asks whether
  * a task should continue one of them, {@code bench} measures the projector.
  */
 @Command(name = "ensemble-sessions", mixinStandardHelpOptions = true, version = "ensemble-sessions 0.1.0",
         description = "Records every run of your coding agents as events on Kafka and derives their sessions.",
-        subcommands = {UpCommand.class, ImportCommand.class, SessionsCommand.class, ShowCommand.class, ChooseCommand.class,
+        subcommands = {UpCommand.class, ImportCommand.class, SessionsCommand.class, ShowCommand.class, LoginCommand.class, ChooseCommand.class,
                 EvaluateChoiceCommand.class, BenchCommand.class, RecalibrateCommand.class, RebuildCommand.class, SoakCommand.class,
                 RunCommand.class})
 public final class EnsembleSessions implements Runnable {

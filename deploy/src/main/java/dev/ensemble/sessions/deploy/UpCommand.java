@@ -292,6 +292,8 @@ final class UpCommand implements Callable<Integer> {
             }
             System.out.println();
             System.out.println("Ready: " + url + "  (API: " + url + "/api/openapi.yaml)");
+            System.out.println("Web page: " + url + gateway.loginLink(token) + "  (a one-time login link: open it in your browser;"
+                    + " 'ensemble-sessions login' prints a new one)");
             System.out.println("Your token is in " + data.token() + ". Try:");
             System.out.println("  curl -H \"Authorization: Bearer $(cat " + data.token() + ")\" " + url + "/api/agent/sessions");
             System.out.println("Metrics (Prometheus): " + url + "/metrics with the scrape token in " + data.metricsToken());

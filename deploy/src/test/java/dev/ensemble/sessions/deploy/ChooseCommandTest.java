@@ -330,7 +330,7 @@ class ChooseCommandTest {
         assertThat(ChooseCommand.better(unsure, fresh)).isTrue();
     }
 
-    private static void copy(Path from, Path to) throws IOException {
+    static void copy(Path from, Path to) throws IOException {
         try (Stream<Path> files = Files.walk(from)) {
             for (Path f : files.filter(Files::isRegularFile).toList()) {
                 Path target = to.resolve(from.relativize(f).toString());
@@ -340,7 +340,7 @@ class ChooseCommandTest {
         }
     }
 
-    private static void touchAll(Path root, Instant at) throws IOException {
+    static void touchAll(Path root, Instant at) throws IOException {
         try (Stream<Path> files = Files.walk(root)) {
             files.filter(Files::isRegularFile).forEach(f -> {
                 try {

@@ -1,0 +1,111 @@
+// The session list: GET /api/agent/sessions with the page's filters, newest first; "Show more" follows the list's
+// cursor ("next") while the API gives one. Filters the API does not know yet are applied here to what it answers.
+'use strict';
+
+(() => {
+  const { api, el, time, fillBar, status, sessionLink, message, live } = Ensemble;
+  const PAGE = 50;
+  const params = new URLSearchParams(location.search);
+  const filters = {};
+  for (const name of ['q', 'agent', 'computer', 'status', 'deleted']) {
+    filters[name] = (params.get(name) || '').trim();
+    const input = document.getElementById(name);
+    if (input) input.value = filters[name];
+  }
+  const body = document.querySelector('#sessions tbody');
+  const more = document.getElementById('more');
+  const count = document.getElementById('count');
+  let next = null;     // the cursor of the next page, when the API gave one
+  let shown = [];      // the sessions shown, in order
+  let known = null;    // the ids shown before a live refresh (the new ones are marked)
+
+  function query(cursor, limit) {
+    const p = new URLSearchParams();
+    p.set('limit', String(limit));
+    if (filters.q) p.set('q', filters.q);
+    if (filters.agent) p.set('agent', filters.agent);
+    if (filters.computer) { p.set('computer', filters.computer); p.set('deviceId', filters.computer); }
+    if (filters.status) p.set('status', filters.status);
+    if (filters.deleted) p.set('deleted', filters.deleted);
+    if (cursor) p.set('cursor', cursor);
+    return '/api/agent/sessions?' + p.toString();
+  }
+
+  /** Whether a session passes the filters (the API may not apply all of them). */
+  function keep(s) {
+    if (filters.agent && s.agent !== filters.agent) return false;
+    if (filters.status && s.status !== filters.status) return false;
+    if (filters.deleted && String(!!s.deleted) !== filters.deleted) return false;
+    return true;
+  }
+
+  const task = t => (t && t.title) || '';
+
+  function row(s) {
+    const tr = el('tr', { className: (s.deleted ? 'deleted' : '') + (known && !known.has(s.id) ? ' fresh' : ''), dataset: { id: s.id } },
+      el('td', { className: 'nowrap', title: s.id }, sessionLink(s.id, shortId(s.id))),
+      el('td', null, s.agent),
+      el('td', null, s.model || ''),
+      el('td', null, s.computer || ''),
+      el('td', { className: 'folder', title: (s.folders || []).join('\n') }, s.folder || ''),
+      el('td', { className: 'prompt first' }, task(s.firstTask)),
+      el('td', { className: 'prompt latest' }, task(s.latestTask)),
+      el('td', null, status(s)),
+      el('td', null, fillBar(s.fill)),
+      el('td', null, s.resumable ? 'yes' : 'no'),
+      el('td', { className: 'num' }, s.runs),
+      el('td', { className: 'nowrap', title: s.lastActiveAt }, time(s.lastActiveAt)));
+    const rows = [tr];
+    if (s.snippet) rows.push(el('tr', { className: 'snippet' }, el('td', { colSpan: 12 }, '… ', s.snippet, ' …')));
+    return rows;
+  }
+
+  /** The id as the CLI's table shortens it: an agent:<agent session id> longer than 24 keeps 8 characters of the latter. */
+  function shortId(id) {
+    const colon = id.indexOf(':');
+    return id.length > 24 && colon > 0 && colon + 9 < id.length ? id.substring(0, colon + 9) : id;
+  }
+
+  function render() {
+    body.replaceChildren(...shown.flatMap(row));
+    const n = shown.length;
+    let text = n === 0 ? 'No sessions' + (filters.q || filters.agent || filters.computer || filters.status || filters.deleted ? ' match.' : ' yet.')
+      : n === 1 ? '1 session' : `${n} sessions`;
+    if (next) text += '; more below';
+    count.textContent = text;
+    more.hidden = !next;
+  }
+
+  async function load(cursor, limit) {
+    const r = await api(query(cursor, limit));
+    if (!r.ok) {
+      message(r.body && r.body.message ? r.body.message : `the list could not be read (HTTP ${r.status})`, true);
+      if (r.status === 503) setTimeout(refresh, 3000);
+      return null;
+    }
+    message(null);
+    const page = (r.body.sessions || []);
+    const full = page.length >= limit;
+    next = r.body.next || null;
+    if (!next && full) message(`The ${limit} most recently active sessions are shown; older ones may be left out: search or filter to narrow the list.`);
+    return page.filter(keep);
+  }
+
+  async function refresh() {
+    known = shown.length ? new Set(shown.map(s => s.id)) : null;
+    const page = await load(null, Math.max(PAGE, Math.min(500, shown.length)));
+    if (page) { shown = page; render(); }
+  }
+
+  more.addEventListener('click', async () => {
+    known = new Set(shown.map(s => s.id));
+    const page = await load(next, PAGE);
+    if (page) {
+      const have = new Set(shown.map(s => s.id));
+      shown = shown.concat(page.filter(s => !have.has(s.id)));
+      render();
+    }
+  });
+
+  refresh().then(() => { known = null; live(refresh); });
+})();
