@@ -5,6 +5,7 @@ import dev.ensemble.sessions.agent.ImportConfig;
 import dev.ensemble.sessions.agent.StoreImporter;
 import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.schema.EventTypes;
+import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.testing.SharedData;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * CLI; the synthetic OpenCode, Qwen Code and Cursor samples left out): the computer agent's importer turns them into
  * the events it would append, and the rate is events ÷ active hours, where the active time is the sum of the gaps
  * between a person's consecutive events that are at most 30 minutes ({@link StoreImporter#IDLE}: a longer gap is a
- * pause). Also the busiest clock hour. Printed as {@code [activity] ...}; run with
+ * pause). Also the busiest clock hour and the events' mean size in the log's encoding. Printed as {@code [activity] ...}; run with
  * {@code mvn -B -o -pl deploy -am verify -Dtest=ActivityRateTest -Dsurefire.failIfNoSpecifiedTests=false}.
  */
 class ActivityRateTest {
@@ -76,7 +77,12 @@ class ActivityRateTest {
         Map<String, Integer> byType = new TreeMap<>();
         events.forEach(e -> byType.merge(EventTypes.typeOf(e), 1, Integer::sum));
         Activity all = activity(events.stream().map(Event::getOccurredAt).toList(), StoreImporter.IDLE);
-        System.out.printf("[activity] %d events from the real transcripts: %s%n", all.events(), byType);
+        long bytes = 0;
+        try (var serializer = Topics.EVENTS.valueSerde().serializer()) {
+            for (Event e : events) bytes += serializer.serialize(Topics.EVENTS.name(), e).length;
+        }
+        System.out.printf("[activity] %d events from the real transcripts: %s; %.0f bytes each on average (the log's encoding)%n",
+                all.events(), byType, (double) bytes / all.events());
         System.out.printf("[activity] all: %d events over %.2f active hours: %.0f events per active person per hour (busiest clock hour %d)%n",
                 all.events(), all.active().toMillis() / 3_600_000.0, all.perActiveHour(), all.busiestHour());
         assertThat(all.active()).as("active time").isPositive();

@@ -70,7 +70,7 @@ class ClusterTest {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @Test
-    @Timeout(value = 20, unit = TimeUnit.MINUTES)
+    @Timeout(value = 25, unit = TimeUnit.MINUTES)
     void twoInstancesOfEachStatefulServiceOnThreeBrokers(@TempDir Path dir) throws Exception {
         long t0 = System.nanoTime();
         Map<String, String> brokerSettings = settingsOf(EnvFile.read(COMPOSE.resolve("kafka.env")));
@@ -97,9 +97,9 @@ class ClusterTest {
                         "--application-server", "127.0.0.1:" + ports[0], "--tokens", tokensFile.toString());
                 Process g2 = service(dir, env, processes, "gateway-2", "gateway", "--host", "127.0.0.1", "--port", "" + ports[1],
                         "--application-server", "127.0.0.1:" + ports[1], "--tokens", tokensFile.toString());
-                for (String name : List.of("projector-1", "projector-2", "gateway-1", "gateway-2")) {
-                    ServicesAloneTest.awaitReady(processes.get(List.of("projector-1", "projector-2", "gateway-1", "gateway-2").indexOf(name)),
-                            dir.resolve(name + ".log"));
+                List<String> names = List.of("projector-1", "projector-2", "gateway-1", "gateway-2");
+                for (int i = 0; i < names.size(); i++) {
+                    awaitReady(processes.get(i), dir.resolve(names.get(i) + ".log"), t0);
                 }
                 log("2 projectors and 2 gateways ready at %d s", seconds(t0));
                 try (Admin admin = cluster.admin()) {
@@ -169,6 +169,19 @@ class ClusterTest {
                     p.destroyForcibly();
                 }
             }
+        }
+    }
+
+    /**
+     * Waits until the service prints its ready line: up to 10 minutes from {@code since} (four JVMs and three brokers
+     * start together on a machine that may be busy; two instances of a Streams service with standbys may rebalance
+     * more than once before both run).
+     */
+    private static void awaitReady(Process p, Path log, long since) throws Exception {
+        while (!Files.readString(log).contains(RunCommand.READY)) {
+            assertThat(p.isAlive()).as("ended before it was ready:%n%s", Files.readString(log)).isTrue();
+            assertThat(seconds(since)).as("not ready within 10 minutes:%n%s", Files.readString(log)).isLessThan(600);
+            Thread.sleep(200);
         }
     }
 
