@@ -30,7 +30,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -258,8 +257,10 @@ class ClusterTest {
     record ReadWindow(long firstOkMs, long last503Ms, int answers503, int unavailableWithoutRetryAfter, List<Integer> otherStatuses) {
         @Override
         public String toString() {
-            return "first 200 at " + firstOkMs + " ms after the kill; " + answers503 + " answers 503 (the last at "
-                    + last503Ms + " ms), all with Retry-After: " + (unavailableWithoutRetryAfter == 0);
+            // a read forwarded to the dead holder waits inside the gateway (up to 10 s) for the account to move
+            return "first 200 at " + firstOkMs + " ms after the kill; " + (answers503 == 0 ? "no 503 before it"
+                    : answers503 + " answers 503 before it (the last at " + last503Ms + " ms), "
+                    + (unavailableWithoutRetryAfter == 0 ? "all" : "not all") + " with Retry-After");
         }
     }
 

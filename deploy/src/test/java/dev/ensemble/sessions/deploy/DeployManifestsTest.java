@@ -183,10 +183,8 @@ class DeployManifestsTest {
                     .isGreaterThanOrEqualTo(90);
             JsonNode container = pod.path("containers").path(0);
             Map<String, String> env = new HashMap<>(config);
-            Map<String, String> fields = new HashMap<>();
             for (JsonNode e : container.path("env")) {
                 if (e.has("value")) env.put(e.path("name").asText(), e.path("value").asText());
-                else fields.put(e.path("name").asText(), e.path("valueFrom").path("fieldRef").path("fieldPath").asText());
             }
             assertThat(container.path("envFrom").path(0).path("configMapRef").path("name").asText()).isEqualTo("ensemble-services");
             List<String> args = new ArrayList<>();
