@@ -53,6 +53,17 @@ public class ApiError extends RuntimeException {
         return e;
     }
 
+    /**
+     * 503 {@code unavailable}, with {@code Retry-After}: what a request answers while the gateway instance holding the
+     * caller's account is gone and the group has not given its partitions to another instance yet (a rebalance: about
+     * the read side's {@code session.timeout.ms} after the instance was lost).
+     */
+    static ApiError moving(String what) {
+        ApiError e = new ApiError(503, "unavailable", what);
+        e.retryAfterSeconds = STARTING_RETRY_SECONDS;
+        return e;
+    }
+
     static ApiError notFound(String what) {
         return new ApiError(404, "not_found", what);
     }

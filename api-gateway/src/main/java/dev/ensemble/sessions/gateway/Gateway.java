@@ -674,8 +674,9 @@ public final class Gateway implements AutoCloseable {
      * the holder until the group notices: a holder that refuses the connection (or cannot be connected to) has not
      * received the request, so it waits, within the request's own budget (90 s for a post, which may wait for the log;
      * 10 s otherwise), until this read side is running with the account's partitions assigned elsewhere, then forwards
-     * it to the new holder or handles it here when that is this instance. Only when they do not move within the budget,
-     * or the holder fails after the connection was made, is it a 503.
+     * it to the new holder or handles it here when that is this instance. Only when they do not move within the budget
+     * (a 503 with Retry-After: the group has not noticed yet), or the holder fails after the connection was made, is it
+     * a 503.
      */
     private boolean forwarded(Context ctx, Principal me) {
         Optional<String> owner = reads().ownerOf(me.account(), self);
@@ -737,7 +738,7 @@ public final class Gateway implements AutoCloseable {
                 }
             }
             if (System.nanoTime() + OWNER_POLL.toNanos() > until) {
-                throw new ApiError(503, "unavailable", "the gateway instance holding your sessions (" + gone
+                throw ApiError.moving("the gateway instance holding your sessions (" + gone
                         + ") does not answer and its sessions have not moved to another instance yet; try again");
             }
             Thread.sleep(OWNER_POLL.toMillis());

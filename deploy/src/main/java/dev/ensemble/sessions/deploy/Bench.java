@@ -141,6 +141,57 @@ public final class Bench {
         }
     }
 
+    /** A restore: how many changelog records the projector's stores were rebuilt from, and how long it took. */
+    public record Restore(int changelogs, long changelogRecords, double seconds) {
+        public double recordsPerSecond() {
+            return changelogRecords / seconds;
+        }
+    }
+
+    /**
+     * The projector's stores restored from their changelogs into an empty state folder, as an instance that lost its
+     * disk (or a new pod without a standby) does: {@code stateDir} is emptied, a projector started, and the time taken
+     * until Kafka Streams runs (every active task restored). The projector must have been stopped.
+     *
+     * @return the changelogs' records (last offset minus first: what the restore reads) and the seconds
+     */
+    public static Restore restore(String bootstrapServers, Path stateDir, Map<String, Object> overrides, PrintStream out) throws Exception {
+        BenchCommand.deleteQuietly(stateDir);
+        long records = 0;
+        int changelogs;
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                KafkaClients.config(bootstrapServers, KafkaClients.connection(overrides)))) {
+            List<String> topics = admin.listTopics().names().get().stream()
+                    .filter(n -> n.startsWith(Projector.APPLICATION_ID + "-") && n.endsWith("-changelog")).sorted().toList();
+            changelogs = topics.size();
+            List<org.apache.kafka.common.TopicPartition> partitions = new java.util.ArrayList<>();
+            for (String t : topics) {
+                partitions.addAll(dev.ensemble.sessions.schema.TopicAdmin.partitions(admin, t));
+            }
+            Map<org.apache.kafka.common.TopicPartition, Long> first = dev.ensemble.sessions.schema.TopicAdmin.offsets(admin, partitions,
+                    org.apache.kafka.clients.admin.OffsetSpec.earliest(), org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED);
+            Map<org.apache.kafka.common.TopicPartition, Long> last = dev.ensemble.sessions.schema.TopicAdmin.offsets(admin, partitions,
+                    org.apache.kafka.clients.admin.OffsetSpec.latest(), org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED);
+            for (var tp : partitions) {
+                records += last.get(tp) - first.get(tp);
+            }
+        }
+        long t0 = System.nanoTime();
+        try (Projector projector = new Projector(bootstrapServers, stateDir, 1, overrides)) {
+            projector.start();
+            while (projector.streams().state() != org.apache.kafka.streams.KafkaStreams.State.RUNNING) {
+                if (projector.streams().state() == org.apache.kafka.streams.KafkaStreams.State.ERROR) {
+                    throw new IllegalStateException("the projector failed while restoring");
+                }
+                Thread.sleep(20);
+            }
+            Restore r = new Restore(changelogs, records, (System.nanoTime() - t0) / 1e9);
+            out.printf("restore: %,d records of %d changelogs restored into an empty state folder in %.1f s (%,.0f records/s)%n",
+                    r.changelogRecords(), r.changelogs(), r.seconds(), r.recordsPerSecond());
+            return r;
+        }
+    }
+
     /**
      * Where the projector's stream thread spent its time (Kafka Streams' thread-level metrics: the ratios of
      * process, commit, poll and punctuate, over the metrics' window) and what a commit cost.

@@ -39,6 +39,10 @@ final class BenchCommand implements Callable<Integer> {
             + "events) and run only the replay benchmarks, in a JVM that has not run the projector yet (as the rebuild command does)")
     boolean replayOnly;
 
+    @Option(names = "--restore", description = "after the projector's measurement, time its stores' restore from their "
+            + "changelogs into an empty state folder (an instance that lost its disk)")
+    boolean restore;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -48,6 +52,7 @@ final class BenchCommand implements Callable<Integer> {
         CommandChecks.requireAtLeast(spec, "--warmup-events", warmupEvents, 0);
         CommandChecks.requireAtLeast(spec, "--accounts", accounts, 1);
         CommandChecks.requireAtLeast(spec, "--partitions", partitions, 1);
+        require(spec, !(replayOnly && restore), "--restore times the projector's restore: it cannot go with --replay-only");
         require(spec, !replayOnly || recalibrateDecisions > 0, "--replay-only runs the replay benchmarks: --recalibrate-decisions must be 1 or more");
         CommandChecks.requireAtLeast(spec, "--recalibrate-decisions", recalibrateDecisions, 0);
         for (String key : settings.keySet()) {
@@ -77,6 +82,12 @@ final class BenchCommand implements Callable<Integer> {
                 System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
                 System.out.printf("| %,d | %d | %.1f | %,.0f | %d | %d | %d | %,d |%n", r.events(), partitions, r.seconds(),
                         r.eventsPerSecond(), r.lagP50Ms(), r.lagP99Ms(), r.lagMaxMs(), r.viewUpdates());
+                if (restore) {
+                    System.out.println();
+                    Bench.Restore restored = Bench.restore(kafka.bootstrapServers(), dir.resolve("state"), streamsSettings, System.out);
+                    System.out.printf("the state of %,d events (%,d accounts): %,d changelog records, restored in %.1f s%n",
+                            (long) events + warmupEvents, accounts, restored.changelogRecords(), restored.seconds());
+                }
             }
             RebuildCommand.Result rebuilt = null;
             if (recalibrateDecisions > 0) {

@@ -43,8 +43,8 @@ import java.util.function.Supplier;
  * service). Each creates the system's topics and the changelogs of the Streams applications when missing, then runs until
  * SIGTERM or Ctrl-C, closes its Streams applications (committing, leaving the group) and exits 0; a cluster it cannot
  * reach within {@code --cluster-timeout} ends it with code 1 and a one-line message. Settings: {@link ServiceOptions}
- * (flags, {@code ENSEMBLE_*} variables for the flags, {@code KAFKA_*} variables for Kafka's own settings). {@code up}
- * stays the one-JVM default.
+ * (flags, {@code ENSEMBLE_*} variables for the flags, {@code KAFKA_*} variables for Kafka's own settings); with
+ * {@code --ready-file} it also writes a file while it is ready, for health checks. {@code up} stays the one-JVM default.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = "Run one service alone against a Kafka cluster (several instances each for scale-out).",
@@ -76,6 +76,9 @@ final class RunCommand implements Runnable {
      */
     static int runUntilStopped(String service, ServiceOptions options, ServiceOptions.Resolved kafka,
                                List<AutoCloseable> running, Starter start) throws Exception {
+        if (options.readyFile != null) {
+            Files.deleteIfExists(options.readyFile); // one left by an instance killed before (kill -9) says nothing of this one
+        }
         options.requireReachable(kafka); // before anything of the JVM changes: nothing to undo
         CountDownLatch stopAsked = new CountDownLatch(1);
         AtomicBoolean ready = new AtomicBoolean();
@@ -90,6 +93,12 @@ final class RunCommand implements Runnable {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             String line = start.start();
+            if (options.readyFile != null) {
+                Path readyFile = options.readyFile.toAbsolutePath();
+                Files.createDirectories(readyFile.getParent());
+                Files.writeString(readyFile, service + " ready: " + line + "\n");
+                running.add(() -> Files.deleteIfExists(readyFile)); // removed first when it stops
+            }
             System.out.println(service + " ready: " + line);
             System.out.println(READY + ".");
         } catch (Exception e) {

@@ -56,6 +56,10 @@ final class ServiceOptions {
             + Topics.DEFAULT_PARTITIONS + "); all instances and services must agree")
     int partitions = Topics.DEFAULT_PARTITIONS;
 
+    @Option(names = "--ready-file", paramLabel = "FILE", description = "a file written once the service is ready (its ready "
+            + "line) and removed when it stops, and at its start: a readiness check for compose or Kubernetes (test -f FILE)")
+    Path readyFile;
+
     @Option(names = "--cluster-timeout", defaultValue = "30", paramLabel = "SECONDS",
             description = "how long it tries to reach the cluster before it gives up (default ${DEFAULT-VALUE})")
     int clusterTimeoutSeconds;

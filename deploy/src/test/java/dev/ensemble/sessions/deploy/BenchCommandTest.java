@@ -44,7 +44,8 @@ class BenchCommandTest {
     /**
      * A small run end to end on a real embedded broker: the projector's row, the replay table (the rebuild by the
      * projector, the recalibration), the three reference topologies, each with a positive rate over every event of
-     * the log, the ratio of the projector to the "store" reference and the rebuild's to the live projector's rate.
+     * the log, the ratio of the projector to the "store" reference and the rebuild's to the live projector's rate, and
+     * the projector's restore into an empty state folder.
      */
     @org.junit.jupiter.api.Test
     void aSmallRunPrintsTheProjectorRowTheReplayTableAndTheReferenceTopologies() {
@@ -54,7 +55,7 @@ class BenchCommandTest {
         System.setOut(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
         try {
             code = new CommandLine(new BenchCommand()).execute("--events", "4000", "--warmup-events", "0", "--accounts", "50",
-                    "--recalibrate-decisions", "1000", "--ceiling");
+                    "--recalibrate-decisions", "1000", "--ceiling", "--restore");
         } finally {
             System.setOut(old);
         }
@@ -64,6 +65,9 @@ class BenchCommandTest {
         assertThat(out).containsPattern("\\| rebuild: replayed by the projector \\(reset excluded; to the last view visible\\) \\| 4,000 events \\| [0-9.]+ \\| [1-9][0-9,]* \\|");
         assertThat(out).containsPattern("\\| recalibrate \\(re-score, summary, HTML\\) \\| 1,000 decisions \\|");
         assertThat(out).containsPattern("(?m)^ratio: projector [0-9,]+ events/s ÷ store reference [0-9,]+ events/s = [0-9]+\\.[0-9]{2}$");
+        assertThat(out).containsPattern("(?m)^restore: [1-9][0-9,]* records of [1-9][0-9]* changelogs restored into an empty "
+                + "state folder in [0-9.]+ s \\([0-9,]+ records/s\\)$");
+        assertThat(out).containsPattern("(?m)^the state of 4,000 events \\(50 accounts\\): [1-9][0-9,]* changelog records, restored in [0-9.]+ s$");
         assertThat(out).containsPattern("(?m)^rebuild ÷ live: [0-9,]+ ÷ [0-9,]+ events/s = [0-9]+\\.[0-9]{2}$");
         for (String topology : java.util.List.of("read: decode every event", "forward: decode, write every event to a topic",
                 "store: decode, one store entry per event")) {

@@ -44,6 +44,9 @@ class ServicesAloneTest {
             Tokens t = Tokens.load(tokens);
             t.register(WEB, new Principal(ACCOUNT, "service", "web"));
             t.register(READER, new Principal(ACCOUNT, "admin", "ana"));
+            Path readyFile = dir.resolve("health/projector-ready");
+            Files.createDirectories(readyFile.getParent());
+            Files.writeString(readyFile, "left by an instance killed before");
             int port;
             try (ServerSocket s = new ServerSocket(0)) {
                 port = s.getLocalPort();
@@ -51,15 +54,23 @@ class ServicesAloneTest {
             // the projector: the cluster and its security from KAFKA_ variables, its state folder from ENSEMBLE_STATE_DIR
             Process projector = start(dir.resolve("projector.log"), Map.of("KAFKA_BOOTSTRAP_SERVERS", cluster.bootstrapServers(),
                     "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", "KAFKA_COMMIT_INTERVAL_MS", "100",
-                    "ENSEMBLE_STATE_DIR", dir.resolve("state/projector").toString()), "projector", "--standby-replicas", "0");
+                    "ENSEMBLE_STATE_DIR", dir.resolve("state/projector").toString(), "ENSEMBLE_READY_FILE", readyFile.toString()),
+                    "projector", "--standby-replicas", "0");
             // the gateway: the cluster by flag, its Streams threads from a KAFKA_ variable
             Process gateway = start(dir.resolve("gateway.log"), Map.of("KAFKA_NUM_STREAM_THREADS", "1",
                     "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT"), "gateway", "--bootstrap-servers", cluster.bootstrapServers(),
                     "--host", "127.0.0.1", "--port", Integer.toString(port), "--application-server", "127.0.0.1:" + port,
                     "--tokens", tokens.toString(), "--state-dir", dir.resolve("state/gateway").toString(), "--threads", "1");
             try {
+                long removedBy = System.currentTimeMillis() + 60_000;
+                while (Files.exists(readyFile) && Files.readString(readyFile).startsWith("left")) { // removed at the start
+                    assertThat(System.currentTimeMillis()).as("the old ready file is removed at the start").isLessThan(removedBy);
+                    Thread.sleep(100);
+                }
                 awaitReady(projector, dir.resolve("projector.log"));
                 awaitReady(gateway, dir.resolve("gateway.log"));
+                assertThat(readyFile).as("--ready-file (ENSEMBLE_READY_FILE) written once ready").exists();
+                assertThat(Files.readString(readyFile)).startsWith("projector ready: generation ");
                 assertThat(Files.readString(dir.resolve("gateway.log"))).contains("(application.server 127.0.0.1:" + port + ")");
                 HttpClient http = HttpClient.newHttpClient();
                 Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
@@ -96,6 +107,7 @@ class ServicesAloneTest {
                     assertThat(e.getValue().exitValue()).as(Files.readString(log)).isZero();
                     assertThat(Files.readString(log)).contains(e.getKey() + " stopped.");
                 }
+                assertThat(readyFile).as("the ready file is removed when the projector stops").doesNotExist();
             } finally {
                 projector.destroyForcibly();
                 gateway.destroyForcibly();

@@ -13,10 +13,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A real Kafka cluster in this JVM for integration tests: one KRaft controller and one broker as separate
+ * A real Kafka cluster in this JVM for integration tests: by default one KRaft controller and one broker as separate
  * nodes (combined mode clashes on metrics), bootstrapped at the latest production metadata version, with the
  * offsets and transaction-state topics at replication factor 1 and min ISR 1 so exactly-once Streams works
- * on a single broker. The broker cannot exit the JVM. Starts in about two seconds.
+ * on a single broker ({@link #start()}, about two seconds); or several brokers with their own settings over those
+ * ({@link #start(int, int, Map)}, e.g. replication factor 3 and min ISR 2), one of which can be stopped
+ * ({@link #stopBroker}). No broker can exit the JVM.
  */
 public final class KafkaTestCluster implements AutoCloseable {
     private final KafkaClusterTestKit kit;
@@ -27,6 +29,15 @@ public final class KafkaTestCluster implements AutoCloseable {
 
     /** Formats and starts a fresh cluster and waits until its broker is ready. */
     public static KafkaTestCluster start() {
+        return start(1, 1, Map.of());
+    }
+
+    /**
+     * Formats and starts a fresh cluster of {@code controllers} KRaft controllers and {@code brokers} brokers (separate
+     * nodes) and waits until every broker is ready; {@code settings} (broker settings by name, e.g.
+     * {@code min.insync.replicas}) go over the single-broker defaults of {@link #start()}.
+     */
+    public static KafkaTestCluster start(int controllers, int brokers, Map<String, String> settings) {
         Exit.setExitProcedure((code, message) -> {
             throw new IllegalStateException("the test broker tried to exit(" + code + "): " + message);
         });
@@ -37,18 +48,19 @@ public final class KafkaTestCluster implements AutoCloseable {
             TestKitNodes nodes = new TestKitNodes.Builder()
                     .setBootstrapMetadataVersion(MetadataVersion.latestProduction())
                     .setCombined(false)
-                    .setNumControllerNodes(1)
-                    .setNumBrokerNodes(1)
+                    .setNumControllerNodes(controllers)
+                    .setNumBrokerNodes(brokers)
                     .build();
-            KafkaClusterTestKit kit = new KafkaClusterTestKit.Builder(nodes)
+            KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes)
                     .setConfigProp("offsets.topic.replication.factor", "1")
                     .setConfigProp("offsets.topic.num.partitions", "3")
                     .setConfigProp("transaction.state.log.replication.factor", "1")
                     .setConfigProp("transaction.state.log.min.isr", "1")
                     .setConfigProp("transaction.state.log.num.partitions", "3")
                     .setConfigProp("group.initial.rebalance.delay.ms", "0")
-                    .setConfigProp("auto.create.topics.enable", "false")
-                    .build();
+                    .setConfigProp("auto.create.topics.enable", "false");
+            settings.forEach(builder::setConfigProp);
+            KafkaClusterTestKit kit = builder.build();
             kit.format();
             kit.startup();
             kit.waitForReadyBrokers();
@@ -61,6 +73,24 @@ public final class KafkaTestCluster implements AutoCloseable {
     /** The broker's bootstrap servers (loopback). */
     public String bootstrapServers() {
         return kit.bootstrapServers();
+    }
+
+    /** The ids of the brokers (not the controllers), ascending. */
+    public List<Integer> brokerIds() {
+        return kit.brokers().keySet().stream().sorted().toList();
+    }
+
+    /**
+     * Stops one broker as a clean shutdown does (its partitions' leadership moves to the others); it stays stopped until
+     * the cluster is closed.
+     */
+    public void stopBroker(int id) {
+        var broker = kit.brokers().get(id);
+        if (broker == null) {
+            throw new IllegalArgumentException("no broker " + id + " (brokers: " + brokerIds() + ")");
+        }
+        broker.shutdown();
+        broker.awaitShutdown();
     }
 
     /** An admin client; close it. */
