@@ -7,6 +7,7 @@ import dev.ensemble.sessions.views.RunView;
 import dev.ensemble.sessions.views.SessionView;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 
 /**
