@@ -56,7 +56,8 @@ import java.util.regex.Pattern;
  * of each kind: the list's first page, pages further on (following {@code next}), a filtered first page, and
  * searches of one word, two words and a phrase. Prompt texts are the task titles of
  * {@code ../shared/data/kafka-history/tasks.jsonl} (with their descriptions as reports and their files as files
- * changed), or generated words when that file is absent. Prints a Markdown table of p50, p90, p99 and max.
+ * changed), or generated words when that file is absent. Prints a Markdown table of p50, p90, p99 and max, and the
+ * JVM's CPU time per request (client and gateway together: a figure the machine's load changes less than the times).
  */
 @Command(name = "sessions", mixinStandardHelpOptions = true,
         description = "Times the session list and search over HTTP on a generated account (default 3,000 sessions, 100,000 prompts).")
@@ -233,14 +234,17 @@ final class SessionsBench implements Callable<Integer> {
         out.printf("%,d sessions, %,d prompts, one account; pages of %d; %,d requests of each kind after %,d unmeasured, one at a time%n",
                 sessions, prompts, limit, requests, warmup);
         out.println();
-        out.println("| request | p50 ms | p90 ms | p99 ms | max ms | sessions a page (mean) |");
-        out.println("|---|---:|---:|---:|---:|---:|");
+        out.println("| request | p50 ms | p90 ms | p99 ms | max ms | sessions a page (mean) | CPU ms a request (whole JVM) |");
+        out.println("|---|---:|---:|---:|---:|---:|---:|");
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         for (Map.Entry<String, IntFunction<String>> k : kinds.entrySet()) {
             for (int i = 0; i < warmup; i++) {
                 api.get(k.getValue().apply(i));
             }
             long[] nanos = new long[requests];
             long found = 0;
+            long cpu = os.getProcessCpuTime();
             for (int i = 0; i < requests; i++) {
                 String query = k.getValue().apply(i);
                 long t = System.nanoTime();
@@ -248,9 +252,10 @@ final class SessionsBench implements Callable<Integer> {
                 nanos[i] = System.nanoTime() - t;
                 found += page.path("sessions").size();
             }
+            cpu = os.getProcessCpuTime() - cpu; // the gateway's and the client's work, and whatever else this JVM did meanwhile
             Arrays.sort(nanos);
-            out.printf("| %s | %.2f | %.2f | %.2f | %.2f | %.1f |%n", k.getKey(), pct(nanos, 50), pct(nanos, 90), pct(nanos, 99),
-                    nanos[nanos.length - 1] / 1e6, (double) found / requests);
+            out.printf("| %s | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f |%n", k.getKey(), pct(nanos, 50), pct(nanos, 90), pct(nanos, 99),
+                    nanos[nanos.length - 1] / 1e6, (double) found / requests, cpu / 1e6 / requests);
         }
         out.printf("(%d cores; load average %.1f at the end)%n", Runtime.getRuntime().availableProcessors(),
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
