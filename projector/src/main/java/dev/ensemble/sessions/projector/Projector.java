@@ -149,7 +149,7 @@ public final class Projector implements AutoCloseable {
      * ({@link DeletionWorkflow}: decides deletion requests by {@link DeletionGuard}, records computers' answers). Stores:
      * event-ids, runs ({@link AppliedEvents}, {@link RunRecord}), session-chains, session-fills, task-sessions, parked-runs, pending-views (chains); task-states,
      * computer-states, computer-sessions, deletion-states, deletion-audit (intake); retirement-digests. The
-     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claim-docs, pending-corpus) get every
+     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-claim-docs, pending-corpus) get every
      * valid new event after the chains (an invalid one is refused once, by the intake), and fold the session-choice
      * config from the log's {@code ChoiceConfigChanged} (store choice-config): nothing here reads a file or the
      * environment, so a replay of the log gives the same views.
@@ -217,7 +217,6 @@ public final class Projector implements AutoCloseable {
             new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, List.of(EVENT_INTAKE)),
             new StoreSpec(StoreNames.RETIREMENT_DIGESTS, RetirementDigest.SERDE, false, List.of(RETIREMENT)),
             new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, List.of(CORPUS_STATS)),
-            new StoreSpec(StoreNames.CORPUS_INDEX, Serdes.Long(), false, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.CHOICE_CONFIG, Serdes.String(), false, List.of(CORPUS_STATS)),

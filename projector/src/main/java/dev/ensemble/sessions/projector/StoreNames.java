@@ -31,8 +31,6 @@ public final class StoreNames {
     public static final String TASK_SESSIONS = "task-sessions";
     /** {@code <account>/<computerId>/<sequence>} → a task's analysed document in the rarity table. */
     public static final String CORPUS_DOCS = "corpus-docs";
-    /** {@code <account>/<computerId>/<task key>} → the sequence of its document. */
-    public static final String CORPUS_INDEX = "corpus-index";
     /**
      * {@code <account>/<runId>} → the computer and the analysed document of a run claimed with task facts, so a report
      * of the files it changed adds their anchors without analysing the task again (encoded by {@code CorpusProcessor}).
