@@ -17,19 +17,19 @@ import java.nio.charset.StandardCharsets;
 /**
  * Which events the projector has applied, so that a second delivery of an eventId changes nothing (DESIGN.md §4,
  * issue "duplicated events change nothing"). Most events are about a run (its claim, its status reports, its
- * engine events): their ids are kept in the run's own entry of {@link StoreNames#RUN_EVENT_IDS}
- * ({@code <account>/<runId>} → the ids, in arrival order), written once per commit with the run's other changes,
- * so that no event costs a store entry and a changelog record of its own. Every other event (task changes,
- * computer reports, deletion requests and decisions, session-choice records) has its own key in
+ * engine events): their ids are kept in the run's own record ({@link RunRecord}, store {@link StoreNames#RUNS}:
+ * {@code <account>/<runId>} → the ids in arrival order, with the run's session and facts), written once per event with
+ * the run's other changes, so that no event costs a store entry and a changelog record of its own. Every other event
+ * (task changes, computer reports, deletion requests and decisions, session-choice records) has its own key in
  * {@link StoreNames#EVENT_IDS}.
  */
 final class AppliedEvents {
     private final KeyValueStore<String, Long> byId;
-    private final KeyValueStore<String, RunEventIds> byRun;
+    private final KeyValueStore<String, RunRecord> byRun;
 
     AppliedEvents(ProcessingContext context) {
         this.byId = context.getStateStore(StoreNames.EVENT_IDS);
-        this.byRun = context.getStateStore(StoreNames.RUN_EVENT_IDS);
+        this.byRun = context.getStateStore(StoreNames.RUNS);
     }
 
     /** Whether {@code e}'s eventId was applied already. */
@@ -38,8 +38,8 @@ final class AppliedEvents {
         if (run == null) {
             return byId.get(e.getEventId()) != null;
         }
-        RunEventIds ids = byRun.get(Keys.of(e.getAccount(), run));
-        return ids != null && ids.contains(e.getEventId());
+        RunRecord r = byRun.get(Keys.of(e.getAccount(), run));
+        return r != null && r.eventIds().contains(e.getEventId());
     }
 
     /** Records {@code e}'s eventId as applied. */
@@ -51,8 +51,8 @@ final class AppliedEvents {
     }
 
     /**
-     * The check of {@code e}'s eventId and its recording, with the run's ids read (decoded) once for both: null when it
-     * was applied already, else a {@link NewId} that records it ({@link NewId#record}) once the caller has taken the
+     * The check of {@code e}'s eventId and its recording, with the run's record read (decoded) once for both: null when
+     * it was applied already, else a {@link NewId} that records it ({@link NewId#record}) once the caller has taken the
      * event (after any check that may still refuse it, so that a refused event leaves nothing behind).
      */
     NewId ifNew(Event e) {
@@ -61,34 +61,45 @@ final class AppliedEvents {
             return byId.get(e.getEventId()) != null ? null : new NewId(e, null, null);
         }
         String key = Keys.of(e.getAccount(), run);
-        RunEventIds ids = byRun.get(key);
-        if (ids != null && ids.contains(e.getEventId())) {
+        RunRecord r = byRun.get(key);
+        if (r != null && r.eventIds().contains(e.getEventId())) {
             return null;
         }
-        return new NewId(e, key, ids);
+        return new NewId(e, key, r);
     }
 
     /** An eventId found not applied yet ({@link #ifNew}). */
     final class NewId {
         private final Event event;
         private final String runKey;
-        private final RunEventIds runIds;
+        private final RunRecord run;
 
-        private NewId(Event event, String runKey, RunEventIds runIds) {
+        private NewId(Event event, String runKey, RunRecord run) {
             this.event = event;
             this.runKey = runKey;
-            this.runIds = runIds;
+            this.run = run;
         }
 
         /** Records the eventId as applied. */
         void record() {
+            record(null);
+        }
+
+        /**
+         * Records the eventId as applied; for an event about a run, {@code change} (when not null) changes the run's
+         * record in the same write (a new record when the run had none).
+         */
+        void record(java.util.function.Consumer<RunRecord> change) {
             if (runKey == null) {
                 byId.put(event.getEventId(), event.getOccurredAt().toEpochMilli());
                 return;
             }
-            RunEventIds ids = runIds != null ? runIds : new RunEventIds();
-            ids.append(event.getEventId());
-            byRun.put(runKey, ids);
+            RunRecord r = run != null ? run : new RunRecord();
+            r.eventIds().append(event.getEventId());
+            if (change != null) {
+                change.accept(r);
+            }
+            byRun.put(runKey, r);
         }
     }
 
@@ -108,7 +119,7 @@ final class AppliedEvents {
     }
 
     /**
-     * The eventIds applied for one run, in arrival order, without repeats; stored as UTF-8 text, one id per line. Held
+     * The eventIds applied for one run, in arrival order, without repeats (part of its {@link RunRecord}). Held
      * compactly, since there is one for every run in the log: an id in the canonical UUID form (lowercase, as
      * {@link java.util.UUID#toString} writes it, and as every producer of the log makes them) as its two longs, any
      * other as its string; searched in order (a run has a claim, its status reports and engine events: usually under

@@ -44,7 +44,8 @@ import java.util.Set;
  * config the live run folded it under. A change of the window applies to each table at its next change.
  *
  * <p>The stores hold each task's analysed document under a growing sequence (so the window is exact after a
- * restart or a rebuild); the table itself is kept in memory, rebuilt from the store on first use, and published
+ * restart or a rebuild); the table itself, with the sequence of each task's document, is kept in memory, rebuilt from
+ * the store on first use (and after a config change or a task's re-initialisation), and published
  * as a {@link CorpusView} at most once a second per account and computer that changed (less often while the projector
  * works through a backlog, {@link CatchUp}; marked in the changelogged
  * {@link StoreNames#PENDING_CORPUS} store with the change, so a change committed before a crash is published after it).
@@ -62,11 +63,12 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     private KeyValueStore<String, String> configStore;
     private ProcessorContext<String, CorpusView> context;
     private KeyValueStore<String, String> docs;
-    private KeyValueStore<String, Long> index;
     private KeyValueStore<String, String> claims;
     private KeyValueStore<String, Long> pending;
     private final Map<String, CorpusStats> live = new HashMap<>();
     private final Map<String, Long> nextSeq = new HashMap<>();
+    /** Per table in {@link #live}: each task's key → the sequence of its document in {@link StoreNames#CORPUS_DOCS}. */
+    private final Map<String, Map<String, Long>> seqs = new HashMap<>();
     private final CatchUp catchUp = new CatchUp();
     private TextAnalysis analysis;
     private SessionChoiceConfig analysed;
@@ -78,7 +80,6 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     public void init(ProcessorContext<String, CorpusView> context) {
         this.context = context;
         this.docs = context.getStateStore(StoreNames.CORPUS_DOCS);
-        this.index = context.getStateStore(StoreNames.CORPUS_INDEX);
         this.claims = context.getStateStore(StoreNames.CORPUS_CLAIMS);
         this.pending = context.getStateStore(StoreNames.PENDING_CORPUS);
         this.configStore = context.getStateStore(StoreNames.CHOICE_CONFIG);
@@ -87,6 +88,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         // tables in memory may hold documents that were not committed, so they are rebuilt from the stores
         live.clear();
         nextSeq.clear();
+        seqs.clear();
         context.schedule(PUBLISH_EVERY, PunctuationType.WALL_CLOCK_TIME, t -> publish());
     }
 
@@ -134,6 +136,7 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         config = ChoiceConfigEvents.ofStored(json);
         live.clear();
         nextSeq.clear();
+        seqs.clear();
     }
 
     /** The analysis of the config in force (made again when it changed). */
@@ -166,26 +169,29 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
     /** Puts {@code doc} ({@code encoded} by {@link #encode}) into the table {@code account/computer}, replacing the task's older document. */
     private void add(String table, TextAnalysis.CorpusDoc doc, String encoded) {
         CorpusStats stats = load(table, config.limits().corpusTasks());
+        Map<String, Long> seqOf = seqs.get(table);
         String taskKey = doc.taskId();
-        Long old = index.get(table + Keys.SEPARATOR + taskKey);
+        Long old = seqOf.get(taskKey);
         if (old != null) {
             docs.delete(docKey(table, old));
         }
         long seq = nextSeq.merge(table, 1L, Long::sum);
         docs.put(docKey(table, seq), encoded);
-        index.put(table + Keys.SEPARATOR + taskKey, seq);
+        seqOf.put(taskKey, seq);
         String gone = stats.add(doc);
         if (gone != null) {
-            Long goneSeq = index.get(table + Keys.SEPARATOR + gone);
+            Long goneSeq = seqOf.remove(gone);
             if (goneSeq != null) {
                 docs.delete(docKey(table, goneSeq));
-                index.delete(table + Keys.SEPARATOR + gone);
             }
         }
         pending.put(table, seq); // in the same transaction as the change: published after a crash too
     }
 
-    /** The table of {@code account/computer}, rebuilt from its stored documents, oldest first, on first use. */
+    /**
+     * The table of {@code account/computer}, rebuilt from its stored documents, oldest first, on first use, with the
+     * sequence of each task's document ({@link #seqs}: a document's key holds its sequence, its value its task).
+     */
     private CorpusStats load(String table, int capacity) {
         CorpusStats stats = live.get(table);
         if (stats != null) {
@@ -193,27 +199,31 @@ final class CorpusProcessor implements Processor<String, Event, String, CorpusVi
         }
         String[] parts = {Keys.accountOf(table), Keys.idOf(table)};
         stats = new CorpusStats(parts[0], parts[1], capacity);
+        Map<String, Long> seqOf = new HashMap<>();
         long last = 0;
         List<String> dropped = new java.util.ArrayList<>();
         try (KeyValueIterator<String, String> it = docs.prefixScan(table + Keys.SEPARATOR,
                 new org.apache.kafka.common.serialization.StringSerializer())) {
             while (it.hasNext()) {
                 KeyValue<String, String> kv = it.next();
-                String gone = stats.add(decode(kv.value));
+                TextAnalysis.CorpusDoc doc = decode(kv.value);
+                long seq = Long.parseLong(kv.key.substring(kv.key.lastIndexOf(Keys.SEPARATOR) + 1));
+                seqOf.put(doc.taskId(), seq);
+                String gone = stats.add(doc);
                 if (gone != null) {
                     dropped.add(gone); // beyond a window that shrank
                 }
-                last = Math.max(last, Long.parseLong(kv.key.substring(kv.key.lastIndexOf(Keys.SEPARATOR) + 1)));
+                last = Math.max(last, seq);
             }
         }
         for (String gone : dropped) {
-            Long goneSeq = index.get(table + Keys.SEPARATOR + gone);
+            Long goneSeq = seqOf.remove(gone);
             if (goneSeq != null) {
                 docs.delete(docKey(table, goneSeq));
-                index.delete(table + Keys.SEPARATOR + gone);
             }
         }
         nextSeq.put(table, last);
+        seqs.put(table, seqOf);
         live.put(table, stats);
         return stats;
     }

@@ -16,9 +16,11 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -27,7 +29,7 @@ import java.util.Set;
  */
 final class DeletionStores {
     final SessionStore sessions;
-    final KeyValueStore<String, RunFacts> runFacts;
+    final KeyValueStore<String, RunRecord> runs;
     final KeyValueStore<String, Event> taskStates;
     final KeyValueStore<String, Event> computerStates;
     final KeyValueStore<String, String> computerSessions;
@@ -35,7 +37,7 @@ final class DeletionStores {
 
     DeletionStores(ProcessingContext context) {
         this.sessions = new SessionStore(context);
-        this.runFacts = context.getStateStore(StoreNames.RUN_FACTS);
+        this.runs = context.getStateStore(StoreNames.RUNS);
         this.taskStates = context.getStateStore(StoreNames.TASK_STATES);
         this.computerStates = context.getStateStore(StoreNames.COMPUTER_STATES);
         this.computerSessions = context.getStateStore(StoreNames.COMPUTER_SESSIONS);
@@ -78,9 +80,14 @@ final class DeletionStores {
 
     /** Every agent session id the session's runs reported, oldest first, and the view's newest. */
     List<String> agentSessionIds(SessionView s) {
+        return agentSessionIds(s, runFacts(s));
+    }
+
+    /** {@link #agentSessionIds(SessionView)} from the session's run facts read already ({@link #runFacts}). */
+    static List<String> agentSessionIds(SessionView s, Map<String, RunFacts> runFacts) {
         Set<String> ids = new LinkedHashSet<>();
         for (RunView r : s.getRuns()) {
-            RunFacts f = runFacts.get(Keys.of(s.getAccount(), r.getRunId()));
+            RunFacts f = runFacts.get(r.getRunId());
             if (f != null) {
                 ids.addAll(f.getAgentSessionIds());
             }
@@ -91,15 +98,35 @@ final class DeletionStores {
         return new ArrayList<>(ids);
     }
 
+    /** The facts of each run of the session (its {@link RunRecord}) by run id, each read once; runs without any left out. */
+    Map<String, RunFacts> runFacts(SessionView s) {
+        Map<String, RunFacts> out = new HashMap<>();
+        for (RunView r : s.getRuns()) {
+            RunRecord run = runs.get(Keys.of(s.getAccount(), r.getRunId()));
+            if (run != null && run.facts() != null) {
+                out.put(r.getRunId(), run.facts());
+            }
+        }
+        return out;
+    }
+
     /** The plain facts of a session for {@link RetirementRules}. */
     RetirementRules.Facts facts(SessionView s) {
+        return facts(s, runFacts(s), deletion(s.getAccount(), s.getSessionId()));
+    }
+
+    /**
+     * {@link #facts(SessionView)} from what was read already: the session's run facts ({@link #runFacts}) and its
+     * deletion state (null when none).
+     */
+    RetirementRules.Facts facts(SessionView s, Map<String, RunFacts> runFacts, DeletionState d) {
         String account = s.getAccount();
         List<RetirementRules.Run> runs = new ArrayList<>();
         Integer keepDays = null;
         Instant nextRunAt = null;
         for (RunView r : s.getRuns()) {
             runs.add(new RetirementRules.Run(r.getRunId(), r.getStatus(), r.getClaimedAt(), r.getStartedAt(), r.getEndedAt()));
-            RunFacts f = runFacts.get(Keys.of(account, r.getRunId()));
+            RunFacts f = runFacts.get(r.getRunId());
             if (f != null) {
                 if (f.getKeepDays() != null) {
                     keepDays = f.getKeepDays();
@@ -111,14 +138,13 @@ final class DeletionStores {
         }
         List<RetirementRules.Task> tasks = new ArrayList<>();
         for (SessionTaskView t : s.getTasks()) {
-            tasks.add(task(account, t));
+            tasks.add(task(account, t, runFacts));
         }
         List<RetirementRules.Computer> computers = new ArrayList<>();
         for (String c : s.getComputerIds()) {
             computers.add(computer(account, c));
         }
         RetirementRules.Pending pending = null;
-        DeletionState d = deletion(account, s.getSessionId());
         if (s.getDeleting() && d != null && d.getFirstRequestId() != null) {
             pending = new RetirementRules.Pending(new HashSet<>(d.getOwedComputerIds()), d.getLastAttemptAt(), d.getFailedAt());
         }
@@ -126,7 +152,7 @@ final class DeletionStores {
                 tasks, computers, keepDays, nextRunAt, s.getLastActiveAt(), pending);
     }
 
-    private RetirementRules.Task task(String account, SessionTaskView t) {
+    private RetirementRules.Task task(String account, SessionTaskView t, Map<String, RunFacts> runFacts) {
         String sourceRef = null;
         Event latest = t.getTaskId() == null ? null : taskStates.get(Keys.of(account, t.getTaskId()));
         if (latest != null) {
@@ -136,7 +162,7 @@ final class DeletionStores {
         if (sourceRef == null) {
             boolean allNode = !t.getRunIds().isEmpty();
             for (String runId : t.getRunIds()) {
-                RunFacts f = runFacts.get(Keys.of(account, runId));
+                RunFacts f = runFacts.get(runId);
                 allNode &= f != null && f.getSourceRef() != null && f.getSourceRef().startsWith("node:");
             }
             sourceRef = allNode ? "node:" : null;
@@ -166,6 +192,11 @@ final class DeletionStores {
      * the facts alone.
      */
     Instant asOf(SessionView s, RetirementRules.Facts f) {
+        return asOf(s, f, deletion(s.getAccount(), s.getSessionId()));
+    }
+
+    /** {@link #asOf(SessionView, RetirementRules.Facts)} with the session's deletion state read already (null when none). */
+    static Instant asOf(SessionView s, RetirementRules.Facts f, DeletionState d) {
         Instant t = s.getLastActiveAt();
         for (RetirementRules.Task task : f.tasks()) {
             t = RetirementRules.latest(t, task.changedAt());
@@ -174,7 +205,6 @@ final class DeletionStores {
             t = RetirementRules.latest(t, c.reportedAt());
         }
         t = RetirementRules.latest(t, s.getDeletedAt());
-        DeletionState d = deletion(s.getAccount(), s.getSessionId());
         if (d != null) {
             for (Instant x : new Instant[]{d.getAcceptedAt(), d.getLastAttemptAt(), d.getFailedAt(), d.getDeletedAt(), d.getLastSkipAt()}) {
                 t = RetirementRules.latest(t, x);

@@ -58,7 +58,6 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
     private ProcessorContext<String, Object> context;
     private DeletionStores stores;
     private AppliedEvents applied;
-    private KeyValueStore<String, dev.ensemble.sessions.views.RunRef> runIndex;
     private DeletionWorkflow deletions;
 
     /**
@@ -92,7 +91,6 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         this.context = context;
         this.stores = new DeletionStores(context);
         this.applied = new AppliedEvents(context);
-        this.runIndex = context.getStateStore(StoreNames.RUN_INDEX);
         this.servingStore = context.getStateStore(StoreNames.SERVING_GENERATION);
         this.serving = dev.ensemble.sessions.schema.Generations.parse(servingStore.get(SERVING_KEY)).equals(generation);
         this.deletions = new DeletionWorkflow(context, stores, applied, config, () -> serving);
@@ -124,12 +122,15 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         if (p instanceof SessionDeletedOnComputer a) {
             deletions.checkAnswer(e, a);
         }
-        newId.record(); // taken: nothing above refused it
+        // taken: nothing above refused it; a run's facts change in the same write of its record
         if (p instanceof RunClaimed rc) {
-            foldClaim(e, rc);
+            newId.record(run -> foldClaim(e, rc, run));
         } else if (p instanceof EngineEvent ee) {
-            foldEngine(e, ee);
-        } else if (p instanceof TaskChanged tc) {
+            newId.record(run -> foldEngine(e, ee, run));
+        } else {
+            newId.record();
+        }
+        if (p instanceof TaskChanged tc) {
             foldNewest(stores.taskStates, Keys.of(e.getAccount(), tc.getTaskId()), e);
         } else if (p instanceof ComputerStatus cs) {
             foldNewest(stores.computerStates, Keys.of(e.getAccount(), cs.getComputerId()), e);
@@ -156,34 +157,32 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
 
     // ---- facts -----------------------------------------------------------------------------------------
 
-    private void foldClaim(Event e, RunClaimed rc) {
-        String key = Keys.of(e.getAccount(), rc.getRunId());
-        if (runIndex.get(key) != null) {
+    private static void foldClaim(Event e, RunClaimed rc, RunRecord run) {
+        if (run.sessionId() != null) {
             return; // a run is claimed once; the chains ignore a second claim, and so do its facts
         }
-        RunFacts f = stores.runFacts.get(key);
+        RunFacts f = run.facts();
         List<String> ids = f == null ? new ArrayList<>() : new ArrayList<>(f.getAgentSessionIds());
         if (rc.getAgentSessionId() != null && !ids.contains(rc.getAgentSessionId())) {
             ids.add(0, rc.getAgentSessionId());
         }
-        stores.runFacts.put(key, RunFacts.newBuilder().setRunId(rc.getRunId()).setTaskId(rc.getTaskId()).setSourceRef(rc.getSourceRef())
+        run.setFacts(RunFacts.newBuilder().setRunId(rc.getRunId()).setTaskId(rc.getTaskId()).setSourceRef(rc.getSourceRef())
                 .setKind(rc.getKind().name()).setKeepDays(rc.getKeepDays()).setNextRunAt(rc.getNextRunAt())
                 .setAgentSessionIds(ids).setClaimedAt(e.getOccurredAt()).build());
     }
 
-    private void foldEngine(Event e, EngineEvent ee) {
-        String key = Keys.of(e.getAccount(), ee.getRunId());
-        RunFacts f = stores.runFacts.get(key);
+    private static void foldEngine(Event e, EngineEvent ee, RunRecord run) {
+        RunFacts f = run.facts();
         if (f == null) {
             // the run is not claimed yet (its engine event waits in the chains); keep the id for when it is
             f = RunFacts.newBuilder().setRunId(ee.getRunId()).setKind("UNKNOWN").setClaimedAt(e.getOccurredAt())
                     .setAgentSessionIds(new ArrayList<>()).build();
+            run.setFacts(f);
         }
         if (!f.getAgentSessionIds().contains(ee.getAgentSessionId())) {
             List<String> ids = new ArrayList<>(f.getAgentSessionIds());
             ids.add(ee.getAgentSessionId());
             f.setAgentSessionIds(ids);
-            stores.runFacts.put(key, f);
         }
     }
 

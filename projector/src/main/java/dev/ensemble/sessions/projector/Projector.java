@@ -7,9 +7,6 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.DeletionState;
 import dev.ensemble.sessions.views.ParkedEvents;
-import dev.ensemble.sessions.views.RetirementView;
-import dev.ensemble.sessions.views.RunFacts;
-import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
@@ -150,9 +147,9 @@ public final class Projector implements AutoCloseable {
      * refuses foreign deletion decisions, folds the facts the retirement rules need, passes the event on to the
      * session chains ({@link SessionChainProcessor}) and the corpus statistics, then runs the deletion workflow
      * ({@link DeletionWorkflow}: decides deletion requests by {@link DeletionGuard}, records computers' answers). Stores:
-     * event-ids, run-event-ids ({@link AppliedEvents}), session-chains, run-index, task-sessions, parked-runs, pending-views (chains); run-facts, task-states,
-     * computer-states, computer-sessions, deletion-states, deletion-audit (intake); retirement-views. The
-     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-index, corpus-claim-docs, pending-corpus) get every
+     * event-ids, runs ({@link AppliedEvents}, {@link RunRecord}), session-chains, session-fills, task-sessions, parked-runs, pending-views (chains); task-states,
+     * computer-states, computer-sessions, deletion-states, deletion-audit (intake); retirement-digests. The
+     * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-claim-docs, pending-corpus) get every
      * valid new event after the chains (an invalid one is refused once, by the intake), and fold the session-choice
      * config from the log's {@code ChoiceConfigChanged} (store choice-config): nothing here reads a file or the
      * environment, so a replay of the log gives the same views.
@@ -206,23 +203,20 @@ public final class Projector implements AutoCloseable {
     /** Every state store of the projector's topology ({@link #buildTopology(RetirementRules.Config, boolean)}). */
     static final List<StoreSpec> STORES = List.of(
             new StoreSpec(StoreNames.EVENT_IDS, Serdes.Long(), false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
-            new StoreSpec(StoreNames.RUN_EVENT_IDS, AppliedEvents.RunEventIds.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
+            new StoreSpec(StoreNames.RUNS, RunRecord.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.SESSION_CHAINS, AvroSerde.of(SessionView.class), false,
                     List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.SESSION_FILLS, SessionFill.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
-            new StoreSpec(StoreNames.RUN_INDEX, AvroSerde.of(RunRef.class), false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
             new StoreSpec(StoreNames.TASK_SESSIONS, Serdes.String(), false, List.of(SESSION_CHAINS)),
             new StoreSpec(StoreNames.PENDING_VIEWS, Serdes.Long(), true, List.of(SESSION_CHAINS)),
             new StoreSpec(StoreNames.PARKED_RUNS, AvroSerde.of(ParkedEvents.class), false, List.of(SESSION_CHAINS)),
-            new StoreSpec(StoreNames.RUN_FACTS, AvroSerde.of(RunFacts.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.TASK_STATES, AvroSerde.of(Event.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.COMPUTER_STATES, AvroSerde.of(Event.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.COMPUTER_SESSIONS, Serdes.String(), false, List.of(EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.DELETION_STATES, AvroSerde.of(DeletionState.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, List.of(EVENT_INTAKE)),
-            new StoreSpec(StoreNames.RETIREMENT_VIEWS, AvroSerde.of(RetirementView.class), false, List.of(RETIREMENT)),
+            new StoreSpec(StoreNames.RETIREMENT_DIGESTS, RetirementDigest.SERDE, false, List.of(RETIREMENT)),
             new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, List.of(CORPUS_STATS)),
-            new StoreSpec(StoreNames.CORPUS_INDEX, Serdes.Long(), false, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.CHOICE_CONFIG, Serdes.String(), false, List.of(CORPUS_STATS)),

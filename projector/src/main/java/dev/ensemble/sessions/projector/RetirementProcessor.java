@@ -22,14 +22,15 @@ import java.util.Objects;
  * The retirement view (guide §5 and §6, DESIGN.md §4 Retirement): for every session the session chains or the
  * deletion workflow changed (or a computer's status touched), the facts ({@link DeletionStores#facts}) go through {@link RetirementRules} as of the
  * newest fact, and the view is forwarded under {@code <account>/<sessionId>} when it differs from the one
- * published last (its sequence then grows: {@link #nextSequence}). Input: SessionView records keyed
+ * published last (its sequence then grows: {@link #nextSequence}); what was published is kept as its
+ * {@link RetirementDigest}. Input: SessionView records keyed
  * {@code <account>/<sessionId>}.
  */
 final class RetirementProcessor implements Processor<String, SessionView, String, RetirementView> {
     private final RetirementRules.Config config;
     private ProcessorContext<String, RetirementView> context;
     private DeletionStores stores;
-    private KeyValueStore<String, RetirementView> views;
+    private KeyValueStore<String, RetirementDigest> published;
 
     RetirementProcessor(RetirementRules.Config config) {
         this.config = config;
@@ -39,7 +40,7 @@ final class RetirementProcessor implements Processor<String, SessionView, String
     public void init(ProcessorContext<String, RetirementView> context) {
         this.context = context;
         this.stores = new DeletionStores(context);
-        this.views = context.getStateStore(StoreNames.RETIREMENT_VIEWS);
+        this.published = context.getStateStore(StoreNames.RETIREMENT_DIGESTS);
     }
 
     @Override
@@ -51,13 +52,14 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         dev.ensemble.sessions.streams.DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.RETIREMENT);
         stores.indexComputers(s);
         String key = Keys.of(s.getAccount(), s.getSessionId());
-        RetirementView held = views.get(key);
-        RetirementView next = view(s, held == null ? 0L : held.getSequence());
-        if (held != null && sameButSequence(held, next)) {
+        RetirementDigest held = published.get(key);
+        RetirementView next = view(s, 0L);
+        byte[] digest = RetirementDigest.of(next);
+        if (held != null && held.sameAs(digest)) {
             return;
         }
-        next.setSequence(nextSequence(held == null ? 0L : held.getSequence(), next));
-        views.put(key, next);
+        next.setSequence(nextSequence(held == null ? 0L : held.sequence(), next));
+        published.put(key, new RetirementDigest(next.getSequence(), digest));
         context.forward(new Record<>(key, ViewBounds.retirement(next), record.timestamp()));
     }
 
@@ -71,15 +73,12 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         return Math.max(last + 1, next.getEvaluatedAt().toEpochMilli());
     }
 
-    /** Equal in every field but the sequence (as their encodings would be, without encoding them). */
-    private static boolean sameButSequence(RetirementView a, RetirementView b) {
-        return dev.ensemble.sessions.schema.AvroEquality.equalBut(a, b, "sequence");
-    }
-
     /** The view of {@code s} from the stores, as of its newest fact. */
     RetirementView view(SessionView s, long sequence) {
-        RetirementRules.Facts f = stores.facts(s);
-        Instant asOf = stores.asOf(s, f);
+        java.util.Map<String, dev.ensemble.sessions.views.RunFacts> runFacts = stores.runFacts(s);
+        DeletionState d = stores.deletion(s.getAccount(), s.getSessionId());
+        RetirementRules.Facts f = stores.facts(s, runFacts, d);
+        Instant asOf = DeletionStores.asOf(s, f, d);
         RetirementRules.Verdict v = RetirementRules.evaluate(f, asOf, config);
         RetirementRules.Readiness r = v.readiness();
         List<RetirementTask> tasks = new ArrayList<>();
@@ -92,7 +91,6 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         for (RetirementRules.Computer c : f.computers()) {
             computers.add(new RetirementComputer(c.computerId(), c.known(), c.online(), c.sessionDelete(), c.reportedAt()));
         }
-        DeletionState d = stores.deletion(s.getAccount(), s.getSessionId());
         RetirementDeletion deletion = null;
         RetirementSkip skip = null;
         if (d != null) {
@@ -134,7 +132,7 @@ final class RetirementProcessor implements Processor<String, SessionView, String
                 .setKeepDays(f.keepDays())
                 .setNextRunAt(f.nextRunAt())
                 .setIdleAt(r.idleAt())
-                .setAgentSessionIds(new ArrayList<>(stores.agentSessionIds(s)))
+                .setAgentSessionIds(DeletionStores.agentSessionIds(s, runFacts))
                 .setDeletion(deletion)
                 .setLastSkip(skip)
                 .setDeleted(s.getDeleted())

@@ -33,7 +33,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     private ProcessorContext<String, SessionView> context;
     private AppliedEvents applied;
     private SessionStore sessions;
-    private KeyValueStore<String, RunRef> runs;
+    private KeyValueStore<String, RunRecord> runs;
     private KeyValueStore<String, ParkedEvents> parked;
     private KeyValueStore<String, String> taskSessions;
     private KeyValueStore<String, Long> pending;
@@ -46,7 +46,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         this.context = context;
         this.applied = new AppliedEvents(context);
         this.sessions = new SessionStore(context);
-        this.runs = context.getStateStore(StoreNames.RUN_INDEX);
+        this.runs = context.getStateStore(StoreNames.RUNS);
         this.parked = context.getStateStore(StoreNames.PARKED_RUNS);
         this.taskSessions = context.getStateStore(StoreNames.TASK_SESSIONS);
         this.pending = context.getStateStore(StoreNames.PENDING_VIEWS);
@@ -110,12 +110,19 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     @Override
     public RunRef run(String account, String runId) {
-        return runs.get(Keys.of(account, runId));
+        RunRecord r = runs.get(Keys.of(account, runId));
+        return r == null || r.sessionId() == null ? null : new RunRef(runId, r.sessionId());
     }
 
     @Override
     public void putRun(String account, RunRef ref) {
-        runs.put(Keys.of(account, ref.getRunId()), ref);
+        String key = Keys.of(account, ref.getRunId());
+        RunRecord r = runs.get(key); // the intake wrote it with the claim's eventId
+        if (r == null) {
+            r = new RunRecord();
+        }
+        r.setSessionId(ref.getSessionId());
+        runs.put(key, r);
     }
 
     @Override

@@ -7,8 +7,12 @@ public final class StoreNames {
 
     /** eventId → occurredAt millis: every event applied that is not about a run, so a second delivery changes nothing. */
     public static final String EVENT_IDS = "event-ids";
-    /** {@code <account>/<runId>} → the eventIds applied for the run (its claim, status reports, engine events), one per line. */
-    public static final String RUN_EVENT_IDS = "run-event-ids";
+    /**
+     * {@code <account>/<runId>} → RunRecord (hand-encoded): the eventIds applied for the run (its claim, status reports,
+     * engine events), its session once the chains applied its claim, and its facts (agent session ids, keepDays,
+     * nextRunAt, sourceRef, task, kind) for the deletion workflow and the retirement rules.
+     */
+    public static final String RUNS = "runs";
     /**
      * {@code <account>/<sessionId>} → SessionView as the chains last wrote it (its runs, tasks, status); its sequence
      * leaves out the engine events counted in its fill ({@code SessionStore}).
@@ -23,14 +27,10 @@ public final class StoreNames {
     public static final String PENDING_VIEWS = "pending-views";
     /** {@code <account>/<computerId>} → its newest document's sequence: rarity tables still to be published. */
     public static final String PENDING_CORPUS = "pending-corpus";
-    /** {@code <account>/<runId>} → RunRef (the run's session). */
-    public static final String RUN_INDEX = "run-index";
     /** {@code <account>/<taskId>} → the ids of the sessions holding a run for the task, one per line. */
     public static final String TASK_SESSIONS = "task-sessions";
     /** {@code <account>/<computerId>/<sequence>} → a task's analysed document in the rarity table. */
     public static final String CORPUS_DOCS = "corpus-docs";
-    /** {@code <account>/<computerId>/<task key>} → the sequence of its document. */
-    public static final String CORPUS_INDEX = "corpus-index";
     /**
      * {@code <account>/<runId>} → the computer and the analysed document of a run claimed with task facts, so a report
      * of the files it changed adds their anchors without analysing the task again (encoded by {@code CorpusProcessor}).
@@ -48,8 +48,6 @@ public final class StoreNames {
     public static final String SERVING_GENERATION = "serving-generation";
     /** {@code <account>/<awaited runId>} → ParkedEvents. */
     public static final String PARKED_RUNS = "parked-runs";
-    /** {@code <account>/<runId>} → RunFacts: agent session ids, keepDays, nextRunAt and sourceRef of each run (deletion workflow). */
-    public static final String RUN_FACTS = "run-facts";
     /** {@code <account>/<taskId>} → the newest TaskChanged Event of the task (by occurredAt), known or not to a session yet. */
     public static final String TASK_STATES = "task-states";
     /** {@code <account>/<computerId>} → the newest ComputerStatus Event of the computer (by occurredAt). */
@@ -60,6 +58,9 @@ public final class StoreNames {
     public static final String DELETION_STATES = "deletion-states";
     /** {@code <account>/<requestId>} → DeletionAudit. */
     public static final String DELETION_AUDIT = "deletion-audit";
-    /** {@code <account>/<sessionId>} → RetirementView, the newest published. */
-    public static final String RETIREMENT_VIEWS = "retirement-views";
+    /**
+     * {@code <account>/<sessionId>} → RetirementDigest (hand-encoded, 41 bytes): the sequence and SHA-256 of the newest
+     * retirement view published.
+     */
+    public static final String RETIREMENT_DIGESTS = "retirement-digests";
 }

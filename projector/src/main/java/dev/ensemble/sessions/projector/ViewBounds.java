@@ -263,32 +263,65 @@ public final class ViewBounds {
     }
 
     /**
+     * A field's path in the view ({@code tasks.facts.labels}), made into a String only when it is reported (an omitted
+     * count, a refusal): most fields are within their bounds, and a walk of every event must not build a path per field.
+     */
+    private record At(At parent, String name) {
+        static final At TOP = new At(null, "");
+
+        At child(String field) {
+            return new At(this, field);
+        }
+
+        boolean isTopField(String field) {
+            return parent == TOP && name.equals(field);
+        }
+
+        @Override
+        public String toString() {
+            return parent == null ? name : parent == TOP ? name : parent + "." + name;
+        }
+    }
+
+    /**
      * Walks {@code r}'s fields: bounds (when {@code w.apply}) or only measures them; true when something is over its
      * bound. {@code path} is the record's path in the view ({@code ""} at the top).
      */
     private static boolean walk(SpecificRecord r, String path, boolean isEvent, Walk w) {
+        At at = At.TOP;
+        if (!path.isEmpty()) {
+            for (String part : path.split("\\.")) {
+                at = at.child(part);
+            }
+        }
+        return walk(r, at, isEvent, w);
+    }
+
+    private static boolean walk(SpecificRecord r, At path, boolean isEvent, Walk w) {
         boolean over = false;
         for (Schema.Field f : r.getSchema().getFields()) {
+            Object v = r.get(f.pos());
+            if (v == null) {
+                continue;
+            }
             String name = f.name();
             if (name.equals("omitted") || name.equals("json") || name.equals("hash") || name.equals("stats")) {
                 continue; // counts, and what is not text for people (a config's JSON, the corpus' table)
             }
-            String at = path.isEmpty() ? name : path + "." + name;
-            Object v = r.get(f.pos());
             if (v instanceof CharSequence s) {
-                over |= text(r, f, name, at, s.toString(), isEvent, w);
+                over |= text(r, f, name, path, s.toString(), isEvent, w);
             } else if (v instanceof SpecificRecord child) {
-                over |= walk(child, at, isEvent, w);
+                over |= walk(child, path.child(name), isEvent, w);
             } else if (v instanceof List<?> list) {
-                over |= list(r, f, name, at, list, isEvent, w);
+                over |= list(r, f, name, path.child(name), list, isEvent, w);
             }
         }
         return over;
     }
 
-    private static boolean text(SpecificRecord r, Schema.Field f, String name, String at, String s, boolean isEvent, Walk w) {
-        if (isEvent && Limits.isId(name) && s.length() > ID_CHARS) {
-            refuse(w.event, at, s.length());
+    private static boolean text(SpecificRecord r, Schema.Field f, String name, At path, String s, boolean isEvent, Walk w) {
+        if (isEvent && s.length() > ID_CHARS && Limits.isId(name)) {
+            refuse(w.event, path.child(name).toString(), s.length());
         }
         Integer max = TEXTS.get(name);
         if (max == null || s.length() <= max) {
@@ -302,26 +335,27 @@ public final class ViewBounds {
         return true;
     }
 
-    private static boolean list(SpecificRecord r, Schema.Field f, String name, String at, List<?> list, boolean isEvent, Walk w) {
+    private static boolean list(SpecificRecord r, Schema.Field f, String name, At at, List<?> list, boolean isEvent, Walk w) {
         boolean over = false;
         List<?> kept = list;
-        boolean capped = isEvent ? EVENT_LISTS.contains(name) : !(at.equals("runIds") && r instanceof RetirementView);
+        boolean capped = isEvent ? EVENT_LISTS.contains(name) : !(at.isTopField("runIds") && r instanceof RetirementView);
         int max = LISTS.getOrDefault(name, IDS) * (isEvent ? EVENT_LIST_FACTOR : 1);
         if (capped && list.size() > max) {
             over = true;
             kept = list.subList(list.size() - max, list.size());
             if (w.apply) {
-                w.omitted.merge(at, list.size() - max, Integer::sum);
+                w.omitted.merge(at.toString(), list.size() - max, Integer::sum);
                 r.put(f.pos(), new ArrayList<>(kept));
                 kept = (List<?>) r.get(f.pos());
             }
         }
         Integer textMax = TEXTS.get(name);
+        boolean ids = isEvent && Limits.isId(name);
         for (int i = 0; i < kept.size(); i++) {
             Object item = kept.get(i);
             if (item instanceof CharSequence cs) {
                 String s = cs.toString();
-                if (isEvent && Limits.isId(name) && s.length() > ID_CHARS) {
+                if (ids && s.length() > ID_CHARS) {
                     refuse(w.event, at + "[" + (list.size() - kept.size() + i) + "]", s.length());
                 }
                 if (textMax != null && s.length() > textMax) {

@@ -1,0 +1,46 @@
+package dev.ensemble.sessions.projector;
+
+import dev.ensemble.sessions.views.RunFacts;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A run's record ({@link RunRecord}) through its store encoding: every field back as it was, absent ones too. */
+class RunRecordTest {
+    private static RunRecord roundTrip(RunRecord r) {
+        return RunRecord.SERDE.deserializer().deserialize("t", RunRecord.SERDE.serializer().serialize("t", r));
+    }
+
+    @Test
+    void aRunOfEventIdsAloneComesBackWithoutSessionOrFacts() {
+        RunRecord r = new RunRecord();
+        r.eventIds().append("0b4f3c1e-2a51-4c3e-9d5f-000000000001");
+        r.eventIds().append("not-a-uuid");
+        RunRecord back = roundTrip(r);
+        assertThat(back.sessionId()).isNull();
+        assertThat(back.facts()).isNull();
+        assertThat(back.eventIds().ids()).containsExactly("0b4f3c1e-2a51-4c3e-9d5f-000000000001", "not-a-uuid");
+    }
+
+    @Test
+    void aClaimedRunComesBackWithItsSessionAndFacts() {
+        RunRecord r = new RunRecord();
+        r.eventIds().append("e-1");
+        r.setSessionId("sess-é");
+        r.setFacts(RunFacts.newBuilder().setRunId("run-1").setTaskId(null).setSourceRef("node:plan-1").setKind("TASK_RUN")
+                .setKeepDays(14).setNextRunAt(Instant.ofEpochMilli(1_700_000_000_123L)).setClaimedAt(Instant.ofEpochMilli(1_700_000_000_000L))
+                .setAgentSessionIds(new ArrayList<>(List.of("a-1", "a-2"))).build());
+        RunRecord back = roundTrip(r);
+        assertThat(back.sessionId()).isEqualTo("sess-é");
+        assertThat(back.facts()).isEqualTo(r.facts());
+        assertThat(back.eventIds().contains("e-1")).isTrue();
+
+        r.facts().setKeepDays(null);
+        r.facts().setNextRunAt(null);
+        assertThat(roundTrip(r).facts()).isEqualTo(r.facts());
+    }
+}
