@@ -4,6 +4,8 @@ import dev.ensemble.sessions.events.ComputerStatus;
 import dev.ensemble.sessions.events.Event;
 
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Map;
@@ -27,8 +29,26 @@ final class EventFactory {
 
     /** The name-based (version 3) UUID of {@code name}: the same name always gives the same event id. */
     static String eventId(String name) {
-        return UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8)).toString();
+        byte[] md5 = MD5.get().digest(name.getBytes(StandardCharsets.UTF_8));
+        md5[6] = (byte) ((md5[6] & 0x0f) | 0x30); // version 3, as UUID.nameUUIDFromBytes
+        md5[8] = (byte) ((md5[8] & 0x3f) | 0x80); // IETF variant
+        long msb = 0;
+        long lsb = 0;
+        for (int i = 0; i < 8; i++) {
+            msb = (msb << 8) | (md5[i] & 0xff);
+            lsb = (lsb << 8) | (md5[i + 8] & 0xff);
+        }
+        return new UUID(msb, lsb).toString();
     }
+
+    /** One MD5 digest a thread (looking one up for each event cost as much as the digest). */
+    private static final ThreadLocal<MessageDigest> MD5 = ThreadLocal.withInitial(() -> {
+        try {
+            return MessageDigest.getInstance("MD5");
+        } catch (NoSuchAlgorithmException e) {
+            throw new InternalError("MD5 not supported", e);
+        }
+    });
 
     /** An event with the id named by {@code idName}, occurring at {@code occurredAt} (truncated to milliseconds). */
     Event event(String idName, Instant occurredAt, Object payload) {

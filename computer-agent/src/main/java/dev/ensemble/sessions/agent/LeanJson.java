@@ -1,14 +1,16 @@
 package dev.ensemble.sessions.agent;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.math.BigInteger;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.Set;
 
 /**
@@ -16,13 +18,22 @@ import java.util.Set;
  * Claude Code's tool results ({@code toolUseResult}, a {@code tool_result} block's {@code content}), file
  * snapshots ({@code snapshot}), thinking and signatures, images' data, and every tool input field but the file
  * path; Codex's tool outputs, encrypted reasoning and compacted history. The left-out fields stay as keys with a
- * null value (so {@code has()} still answers), their text is skipped by the streaming parser, never built.
- * These are the bulk of a transcript's bytes (tool results and snapshots), and building trees for them was where
- * the import's CPU went.
+ * null value (so {@code has()} still answers). These are the bulk of a transcript's bytes.
+ *
+ * <p>Its own parser over the UTF-8 bytes (RFC 8259 grammar): a left-out value is checked for its structure and
+ * passed over, its strings found eight bytes at a time (a string ends at the first {@code "} not escaped, and
+ * only {@code "}, {@code \} and control bytes need a look), never decoded. Kept strings are decoded (invalid
+ * UTF-8 becomes U+FFFD); numbers are {@code LongNode}s (a {@code BigIntegerNode} past a long) or
+ * {@code DoubleNode}s. Not JSON, or anything after the first value, is an {@link IOException} naming the byte.
  */
 final class LeanJson {
-    private static final JsonFactory FACTORY = new JsonFactory();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long ONES = 0x0101010101010101L;
+    private static final long HIGHS = 0x8080808080808080L;
+    private static final long QUOTES = 0x2222222222222222L;
+    private static final long BACKSLASHES = 0x5C5C5C5C5C5C5C5CL;
+    private static final long SPACES = 0x2020202020202020L;
 
     /** Top-level fields left out. */
     private static final Set<String> ROOT_SKIP = Set.of("toolUseResult", "snapshot");
@@ -32,10 +43,20 @@ final class LeanJson {
     private static final Set<String> INPUT_KEEP = Set.of("file_path", "notebook_path", "path");
     /** Codex payload fields left out (tool output, encrypted reasoning, compacted history). */
     private static final Set<String> PAYLOAD_SKIP = Set.of("output", "encrypted_content", "replacement_history");
+    /** Nesting deeper than this is refused (a line is a record, not a tree of this depth). */
+    private static final int MAX_DEPTH = 1_000;
 
     private enum Ctx { ROOT, MESSAGE, CONTENT, BLOCK, INPUT, PAYLOAD, OTHER }
 
-    private LeanJson() {
+    private final byte[] b;
+    private final int end;
+    private int pos;
+    private int depth;
+
+    private LeanJson(byte[] b, int off, int len) {
+        this.b = b;
+        this.pos = off;
+        this.end = off + len;
     }
 
     /**
@@ -49,66 +70,410 @@ final class LeanJson {
 
     /** The {@code len} bytes of {@code buf} from {@code off} as a lean tree. */
     static JsonNode read(byte[] buf, int off, int len) throws IOException {
-        try (JsonParser p = FACTORY.createParser(buf, off, len)) {
-            JsonToken t = p.nextToken();
-            if (t == null) {
-                throw new IOException("no JSON value");
+        LeanJson p = new LeanJson(buf, off, len);
+        p.ws();
+        if (p.pos >= p.end) {
+            throw new IOException("no JSON value");
+        }
+        JsonNode n = p.value(Ctx.ROOT);
+        p.ws();
+        if (p.pos < p.end) {
+            throw p.error("more than one JSON value on the line");
+        }
+        return n;
+    }
+
+    private IOException error(String what) {
+        return new IOException(what + " at byte " + pos);
+    }
+
+    private void ws() {
+        while (pos < end) {
+            byte c = b[pos];
+            if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+                return;
             }
-            JsonNode n = value(p, t, Ctx.ROOT);
-            if (p.nextToken() != null) {
-                throw new IOException("more than one JSON value on the line");
-            }
-            return n;
+            pos++;
         }
     }
 
-    private static JsonNode value(JsonParser p, JsonToken t, Ctx ctx) throws IOException {
-        return switch (t) {
-            case START_OBJECT -> object(p, ctx);
-            case START_ARRAY -> array(p, ctx == Ctx.CONTENT ? Ctx.BLOCK : Ctx.OTHER);
-            case VALUE_STRING -> NODES.textNode(p.getText());
-            case VALUE_NUMBER_INT -> p.getNumberType() == JsonParser.NumberType.BIG_INTEGER
-                    ? NODES.numberNode(p.getBigIntegerValue()) : NODES.numberNode(p.getLongValue());
-            case VALUE_NUMBER_FLOAT -> NODES.numberNode(p.getDoubleValue());
-            case VALUE_TRUE -> NODES.booleanNode(true);
-            case VALUE_FALSE -> NODES.booleanNode(false);
-            case VALUE_NULL -> NODES.nullNode();
-            default -> throw new IOException("unexpected " + t);
-        };
-    }
-
-    private static ArrayNode array(JsonParser p, Ctx items) throws IOException {
-        ArrayNode a = NODES.arrayNode();
-        JsonToken t;
-        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
-            if (t == null) {
-                throw new IOException("unexpected end of the line");
-            }
-            a.add(value(p, t, items));
+    private byte peek() throws IOException {
+        if (pos >= end) {
+            throw error("unexpected end of the line");
         }
-        return a;
+        return b[pos];
     }
 
-    private static ObjectNode object(JsonParser p, Ctx ctx) throws IOException {
+    private void expect(char c) throws IOException {
+        if (peek() != c) {
+            throw error("expected '" + c + "'");
+        }
+        pos++;
+    }
+
+    private JsonNode value(Ctx ctx) throws IOException {
+        byte c = peek();
+        switch (c) {
+            case '{':
+                return object(ctx);
+            case '[':
+                return array(ctx == Ctx.CONTENT ? Ctx.BLOCK : Ctx.OTHER);
+            case '"':
+                return NODES.textNode(string());
+            case 't':
+                literal("true");
+                return NODES.booleanNode(true);
+            case 'f':
+                literal("false");
+                return NODES.booleanNode(false);
+            case 'n':
+                literal("null");
+                return NODES.nullNode();
+            default:
+                if (c == '-' || (c >= '0' && c <= '9')) {
+                    return number();
+                }
+                throw error("unexpected character '" + (char) (c & 0xFF) + "'");
+        }
+    }
+
+    private void enter() throws IOException {
+        if (++depth > MAX_DEPTH) {
+            throw error("nested deeper than " + MAX_DEPTH);
+        }
+    }
+
+    private ObjectNode object(Ctx ctx) throws IOException {
+        enter();
+        pos++; // {
         ObjectNode o = NODES.objectNode();
-        JsonToken t;
-        while ((t = p.nextToken()) != JsonToken.END_OBJECT) {
-            if (t != JsonToken.FIELD_NAME) {
-                throw new IOException("unexpected " + t);
-            }
-            String name = p.currentName();
-            JsonToken v = p.nextToken();
-            if (v == null) {
-                throw new IOException("unexpected end of the line");
-            }
-            if (skip(ctx, name)) {
-                p.skipChildren(); // a string's text is never decoded
-                o.putNull(name);
-                continue;
-            }
-            o.set(name, value(p, v, child(ctx, name)));
+        ws();
+        if (peek() == '}') {
+            pos++;
+            depth--;
+            return o;
         }
-        return o;
+        while (true) {
+            ws();
+            if (peek() != '"') {
+                throw error("expected a field name");
+            }
+            String name = string();
+            ws();
+            expect(':');
+            ws();
+            if (skip(ctx, name)) {
+                skipValue();
+                o.putNull(name);
+            } else {
+                o.set(name, value(child(ctx, name)));
+            }
+            ws();
+            byte c = peek();
+            pos++;
+            if (c == '}') {
+                depth--;
+                return o;
+            }
+            if (c != ',') {
+                pos--;
+                throw error("expected ',' or '}'");
+            }
+        }
+    }
+
+    private ArrayNode array(Ctx items) throws IOException {
+        enter();
+        pos++; // [
+        ArrayNode a = NODES.arrayNode();
+        ws();
+        if (peek() == ']') {
+            pos++;
+            depth--;
+            return a;
+        }
+        while (true) {
+            ws();
+            a.add(value(items));
+            ws();
+            byte c = peek();
+            pos++;
+            if (c == ']') {
+                depth--;
+                return a;
+            }
+            if (c != ',') {
+                pos--;
+                throw error("expected ',' or ']'");
+            }
+        }
+    }
+
+    /** Passes over one value, checking its structure, building nothing. */
+    private void skipValue() throws IOException {
+        byte c = peek();
+        switch (c) {
+            case '{' -> {
+                enter();
+                pos++;
+                ws();
+                if (peek() == '}') {
+                    pos++;
+                    depth--;
+                    return;
+                }
+                while (true) {
+                    ws();
+                    if (peek() != '"') {
+                        throw error("expected a field name");
+                    }
+                    skipString();
+                    ws();
+                    expect(':');
+                    ws();
+                    skipValue();
+                    ws();
+                    byte d = peek();
+                    pos++;
+                    if (d == '}') {
+                        depth--;
+                        return;
+                    }
+                    if (d != ',') {
+                        pos--;
+                        throw error("expected ',' or '}'");
+                    }
+                }
+            }
+            case '[' -> {
+                enter();
+                pos++;
+                ws();
+                if (peek() == ']') {
+                    pos++;
+                    depth--;
+                    return;
+                }
+                while (true) {
+                    ws();
+                    skipValue();
+                    ws();
+                    byte d = peek();
+                    pos++;
+                    if (d == ']') {
+                        depth--;
+                        return;
+                    }
+                    if (d != ',') {
+                        pos--;
+                        throw error("expected ',' or ']'");
+                    }
+                }
+            }
+            case '"' -> skipString();
+            case 't' -> literal("true");
+            case 'f' -> literal("false");
+            case 'n' -> literal("null");
+            default -> {
+                if (c == '-' || (c >= '0' && c <= '9')) {
+                    numberEnd();
+                } else {
+                    throw error("unexpected character '" + (char) (c & 0xFF) + "'");
+                }
+            }
+        }
+    }
+
+    private void literal(String word) throws IOException {
+        if (pos + word.length() > end) {
+            throw error("unexpected end of the line");
+        }
+        for (int i = 0; i < word.length(); i++) {
+            if (b[pos + i] != word.charAt(i)) {
+                throw error("expected " + word);
+            }
+        }
+        pos += word.length();
+    }
+
+    /**
+     * The index of the first {@code "}, {@code \} or control byte at or after {@code from}, or {@code end} when
+     * there is none: eight bytes at a time (the lowest flagged byte of each test is exact).
+     */
+    private int special(int from) {
+        int i = from;
+        for (int last = end - 8; i <= last; i += 8) {
+            long x = (long) LONGS.get(b, i);
+            long q = x ^ QUOTES;
+            long s = x ^ BACKSLASHES;
+            long m = ((q - ONES) & ~q) | ((s - ONES) & ~s) | ((x - SPACES) & ~x);
+            m &= HIGHS;
+            if (m != 0) {
+                return i + (Long.numberOfTrailingZeros(m) >>> 3);
+            }
+        }
+        for (; i < end; i++) {
+            byte c = b[i];
+            if (c == '"' || c == '\\' || (c >= 0 && c < 0x20)) {
+                return i;
+            }
+        }
+        return end;
+    }
+
+    /** Passes over the string at {@code pos} (its opening quote), checking its escapes, decoding nothing. */
+    private void skipString() throws IOException {
+        int i = pos + 1;
+        while (true) {
+            i = special(i);
+            if (i >= end) {
+                pos = end;
+                throw error("unexpected end of the line in a string");
+            }
+            byte c = b[i];
+            if (c == '"') {
+                pos = i + 1;
+                return;
+            }
+            if (c == '\\') {
+                i = escapeEnd(i);
+            } else {
+                pos = i;
+                throw error("a control character in a string");
+            }
+        }
+    }
+
+    /** The index just after the escape at {@code i} (its backslash). */
+    private int escapeEnd(int i) throws IOException {
+        if (i + 1 >= end) {
+            pos = end;
+            throw error("unexpected end of the line in a string");
+        }
+        switch (b[i + 1]) {
+            case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+                return i + 2;
+            case 'u':
+                if (i + 6 > end) {
+                    pos = end;
+                    throw error("unexpected end of the line in a string");
+                }
+                for (int k = i + 2; k < i + 6; k++) {
+                    if (Character.digit(b[k], 16) < 0) {
+                        pos = k;
+                        throw error("a bad \\u escape");
+                    }
+                }
+                return i + 6;
+            default:
+                pos = i;
+                throw error("a bad escape");
+        }
+    }
+
+    /** The string at {@code pos} (its opening quote), decoded. */
+    private String string() throws IOException {
+        int start = pos + 1;
+        int i = special(start);
+        if (i < end && b[i] == '"') { // no escapes: the common case
+            pos = i + 1;
+            return new String(b, start, i - start, StandardCharsets.UTF_8);
+        }
+        StringBuilder sb = new StringBuilder(Math.max(16, i - start + 16));
+        int seg = start;
+        while (true) {
+            if (i >= end) {
+                pos = end;
+                throw error("unexpected end of the line in a string");
+            }
+            byte c = b[i];
+            if (c == '"') {
+                sb.append(new String(b, seg, i - seg, StandardCharsets.UTF_8));
+                pos = i + 1;
+                return sb.toString();
+            }
+            if (c != '\\') {
+                pos = i;
+                throw error("a control character in a string");
+            }
+            sb.append(new String(b, seg, i - seg, StandardCharsets.UTF_8));
+            int next = escapeEnd(i);
+            byte e = b[i + 1];
+            switch (e) {
+                case 'b' -> sb.append('\b');
+                case 'f' -> sb.append('\f');
+                case 'n' -> sb.append('\n');
+                case 'r' -> sb.append('\r');
+                case 't' -> sb.append('\t');
+                case 'u' -> sb.append((char) Integer.parseInt(new String(b, i + 2, 4, StandardCharsets.US_ASCII), 16));
+                default -> sb.append((char) e); // " \ /
+            }
+            seg = next;
+            i = special(next);
+        }
+    }
+
+    /** The index just after the number at {@code pos}, checked against JSON's grammar; sets nothing. */
+    private int numberEnd() throws IOException {
+        int i = pos;
+        if (b[i] == '-') {
+            i++;
+        }
+        int digits = i;
+        while (i < end && b[i] >= '0' && b[i] <= '9') {
+            i++;
+        }
+        if (i == digits || (b[digits] == '0' && i - digits > 1)) {
+            pos = digits;
+            throw error("a bad number");
+        }
+        if (i < end && b[i] == '.') {
+            int f = ++i;
+            while (i < end && b[i] >= '0' && b[i] <= '9') {
+                i++;
+            }
+            if (i == f) {
+                pos = i;
+                throw error("a bad number");
+            }
+        }
+        if (i < end && (b[i] == 'e' || b[i] == 'E')) {
+            i++;
+            if (i < end && (b[i] == '+' || b[i] == '-')) {
+                i++;
+            }
+            int e = i;
+            while (i < end && b[i] >= '0' && b[i] <= '9') {
+                i++;
+            }
+            if (i == e) {
+                pos = i;
+                throw error("a bad number");
+            }
+        }
+        pos = i;
+        return i;
+    }
+
+    private JsonNode number() throws IOException {
+        int start = pos;
+        int stop = numberEnd();
+        boolean integer = true;
+        for (int i = start; i < stop; i++) {
+            if (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+                integer = false;
+                break;
+            }
+        }
+        String text = new String(b, start, stop - start, StandardCharsets.US_ASCII);
+        if (!integer) {
+            return NODES.numberNode(Double.parseDouble(text));
+        }
+        if (stop - start <= 18) {
+            return NODES.numberNode(Long.parseLong(text));
+        }
+        BigInteger big = new BigInteger(text);
+        return big.bitLength() < 64 ? NODES.numberNode(big.longValue()) : NODES.numberNode(big);
     }
 
     private static boolean skip(Ctx ctx, String name) {

@@ -100,7 +100,7 @@ abstract class SessionParser {
         JsonNode ts = line.get("timestamp");
         if (ts != null && ts.isTextual()) {
             try {
-                long at = Instant.parse(ts.asText()).toEpochMilli();
+                long at = epochMillis(ts.asText());
                 s.lastAt = at;
                 return at;
             } catch (DateTimeParseException e) {
@@ -108,6 +108,53 @@ abstract class SessionParser {
             }
         }
         return s.lastAt != null ? s.lastAt : fallbackAt;
+    }
+
+    /**
+     * The epoch ms of an ISO-8601 instant ({@link Instant#parse}); the form transcripts use,
+     * {@code yyyy-MM-ddTHH:mm:ss[.fraction]Z}, read without a formatter (the fraction truncated to ms).
+     *
+     * @throws DateTimeParseException when it is not an instant
+     */
+    static long epochMillis(String t) {
+        int n = t.length();
+        if (n >= 20 && n <= 30 && t.charAt(4) == '-' && t.charAt(7) == '-' && t.charAt(10) == 'T'
+                && t.charAt(13) == ':' && t.charAt(16) == ':' && t.charAt(n - 1) == 'Z') {
+            int year = digits(t, 0, 4);
+            int month = digits(t, 5, 2);
+            int day = digits(t, 8, 2);
+            int hour = digits(t, 11, 2);
+            int minute = digits(t, 14, 2);
+            int second = digits(t, 17, 2);
+            int millis = 0;
+            boolean ok = n == 20;
+            if (n > 21 && t.charAt(19) == '.' && n - 21 <= 9) {
+                ok = digits(t, 20, n - 21) >= 0;
+                for (int i = 20; i < 23; i++) {
+                    millis = millis * 10 + (i < n - 1 ? t.charAt(i) - '0' : 0);
+                }
+            }
+            if (ok && year >= 1 && month >= 1 && month <= 12 && day >= 1
+                    && day <= java.time.YearMonth.of(year, month).lengthOfMonth()
+                    && hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59 && second >= 0 && second <= 59) {
+                long days = java.time.LocalDate.of(year, month, day).toEpochDay();
+                return ((days * 24 + hour) * 60 + minute) * 60_000L + second * 1_000L + millis;
+            }
+        }
+        return Instant.parse(t).toEpochMilli();
+    }
+
+    /** The {@code count} ASCII digits of {@code t} from {@code at} as a number, or -1 when one is not a digit. */
+    private static int digits(String t, int at, int count) {
+        int v = 0;
+        for (int i = at; i < at + count; i++) {
+            char c = t.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            v = count > 9 ? 0 : v * 10 + (c - '0');
+        }
+        return v;
     }
 
     private String idName(String key, String kind) {
@@ -288,7 +335,7 @@ abstract class SessionParser {
         out.add(events.event(idName(t.key, "done"), Instant.ofEpochMilli(t.lastAt), RunStatusChanged.newBuilder()
                 .setRunId(t.runId)
                 .setStatus(RunStatus.DONE)
-                .setReportSummary(Text.shorten(Text.oneLine(t.lastText), SUMMARY_MAX))
+                .setReportSummary(Text.oneLineShortened(t.lastText, SUMMARY_MAX))
                 .setFilesChanged(List.copyOf(t.files))
                 .setTokens(tokens)
                 .setDurationMs(Math.max(0L, t.lastAt - t.promptAt))

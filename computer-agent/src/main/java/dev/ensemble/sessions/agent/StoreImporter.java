@@ -13,7 +13,6 @@ import org.slf4j.LoggerFactory;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitOption;
 import java.nio.file.FileVisitResult;
@@ -432,7 +431,7 @@ public final class StoreImporter {
                 } else if (parser instanceof ClaudeParser claude && fs.session.prompts == 0) {
                     // the summary lines Claude Code writes before a resumed conversation: read up to its first message
                     try {
-                        readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
+                        readLines(c.path(), from, c.size(), fs.lines, 64 << 10, (bytes, off, len, lineNo) -> {
                             if (contains(bytes, off, len, LEAF_UUID)) {
                                 JsonNode n = lean(bytes, off, len);
                                 if (n != null && n.isObject()) {
@@ -692,30 +691,59 @@ public final class StoreImporter {
     /**
      * Reads the complete lines between byte {@code from} and byte {@code to} (a line end at or before {@code to}
      * completes a line; the rest is left for later), handing each to {@code consumer} in place in one reused
-     * buffer (1 MiB, doubled for a longer line): no copy of a line is made.
+     * buffer (up to 1 MiB, doubled for a longer line): no copy of a line is made.
      *
      * @return {offset just after the last complete line, line count}
      */
     static long[] readLines(Path file, long from, long to, long linesBefore, LineConsumer consumer) throws IOException {
+        return readLines(file, from, to, linesBefore, 1 << 20, consumer);
+    }
+
+    private static final java.lang.invoke.VarHandle LONGS = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+            long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+    private static final long NEWLINES = 0x0A0A0A0A0A0A0A0AL;
+    private static final long LOW7 = 0x7F7F7F7F7F7F7F7FL;
+
+    /**
+     * {@link #readLines(Path, long, long, long, LineConsumer)} reading {@code chunk} bytes at a time (less for a
+     * shorter range): a small chunk for a look at a file's first lines. Line ends are found eight bytes at a time.
+     */
+    static long[] readLines(Path file, long from, long to, long linesBefore, int chunk, LineConsumer consumer)
+            throws IOException {
         long consumed = from;
         long lineNo = linesBefore;
-        try (SeekableByteChannel ch = Files.newByteChannel(file, StandardOpenOption.READ)) {
-            ch.position(from);
-            byte[] buf = new byte[1 << 20];
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file, StandardOpenOption.READ)) {
+            byte[] buf = new byte[(int) Math.max(64, Math.min(chunk, to - from))];
             int have = 0; // bytes of an incomplete line at the start of buf
             long pos = from; // the file position just after the bytes read so far
             while (pos < to) {
                 if (have == buf.length) {
                     buf = Arrays.copyOf(buf, buf.length * 2); // a line longer than the buffer
                 }
-                int n = ch.read(java.nio.ByteBuffer.wrap(buf, have, (int) Math.min(buf.length - have, to - pos)));
+                int n = ch.read(java.nio.ByteBuffer.wrap(buf, have, (int) Math.min(buf.length - have, to - pos)), pos);
                 if (n < 0) {
                     break;
                 }
                 pos += n;
                 int end = have + n;
                 int start = 0;
-                for (int i = have; i < end; i++) {
+                int i = have;
+                for (int last = end - 8; i <= last; i += 8) {
+                    long v = (long) LONGS.get(buf, i) ^ NEWLINES;
+                    long m = ~(((v & LOW7) + LOW7) | v | LOW7); // 0x80 exactly in the bytes that are '\n'
+                    while (m != 0) {
+                        int nl = i + (Long.numberOfTrailingZeros(m) >>> 3);
+                        m &= m - 1;
+                        int len = nl - start;
+                        if (len > 0 && buf[start + len - 1] == '\r') {
+                            len--;
+                        }
+                        lineNo++;
+                        consumer.accept(buf, start, len, lineNo);
+                        start = nl + 1;
+                    }
+                }
+                for (; i < end; i++) {
                     if (buf[i] == '\n') {
                         int len = i - start;
                         if (len > 0 && buf[start + len - 1] == '\r') {
@@ -724,9 +752,9 @@ public final class StoreImporter {
                         lineNo++;
                         consumer.accept(buf, start, len, lineNo);
                         start = i + 1;
-                        consumed = pos - (end - start);
                     }
                 }
+                consumed = pos - (end - start);
                 System.arraycopy(buf, start, buf, 0, end - start);
                 have = end - start;
             }

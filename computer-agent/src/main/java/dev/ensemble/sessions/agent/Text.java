@@ -29,10 +29,18 @@ final class Text {
         if (s == null) {
             return "";
         }
-        for (String line : s.split("\\R")) {
+        int start = 0;
+        int n = s.length();
+        while (start < n) {
+            int end = start;
+            while (end < n && !isLineEnd(s.charAt(end))) {
+                end++;
+            }
+            String line = s.substring(start, end);
             if (!line.isBlank()) {
                 return line.strip();
             }
+            start = end + 1;
         }
         return "";
     }
@@ -42,7 +50,46 @@ final class Text {
         if (s == null) {
             return null;
         }
-        String t = s.replaceAll("\\s+", " ").strip();
+        StringBuilder b = new StringBuilder(Math.min(s.length(), 1 << 16));
+        boolean space = false;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (isSpace(c)) {
+                space = true;
+            } else {
+                if (space && b.length() > 0) {
+                    b.append(' ');
+                }
+                space = false;
+                b.append(c);
+            }
+        }
+        String t = b.toString().strip();
         return t.isEmpty() ? null : t;
+    }
+
+    /**
+     * {@code shorten(oneLine(s), max)}, looking at no more of {@code s} than it needs: a turn's last text can be
+     * a long document, and the summary keeps its first {@code max} code points.
+     */
+    static String oneLineShortened(String s, int max) {
+        int limit = 4 * max + 8;
+        if (s != null && s.length() > limit) {
+            String head = oneLine(s.substring(0, limit)); // a prefix of the whole one's, past max code points
+            if (head != null && head.codePointCount(0, head.length()) > max) {
+                return shorten(head, max);
+            }
+        }
+        return shorten(oneLine(s), max);
+    }
+
+    /** What the regex {@code \R} takes for a line end (a CR LF pair is two ends, with nothing between). */
+    private static boolean isLineEnd(char c) {
+        return c == '\n' || c == '\r' || c == '\u000B' || c == '\f' || c == '\u0085' || c == '\u2028' || c == '\u2029';
+    }
+
+    /** What the regex {@code \s} matches: ASCII white space only. */
+    private static boolean isSpace(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\u000B' || c == '\f' || c == '\r';
     }
 }

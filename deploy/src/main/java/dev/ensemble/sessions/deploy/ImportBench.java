@@ -73,26 +73,32 @@ final class ImportBench implements Callable<Integer> {
 
         List<Double> first = new ArrayList<>();
         List<Double> restart = new ArrayList<>();
+        List<CpuSplit> cpu = new ArrayList<>();
         ImportSummary summary = null;
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
             kafka.waitUntilReady(Duration.ofSeconds(120));
-            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
-                    java.util.Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+            java.util.Map<String, Object> client = kafka.clientProperties(); // the broker takes SASL clients only
+            java.util.Map<String, Object> adminProps = new java.util.HashMap<>(client);
+            adminProps.put("bootstrap.servers", kafka.bootstrapServers());
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(adminProps)) {
                 TopicAdmin.ensureTopics(admin, 1, (short) 1);
             }
             AgentStores stores = AgentStores.of(List.of(claudeHome.resolve("projects")), List.of());
             for (int i = 0; i < runs; i++) {
                 Path state = dir.resolve("state-" + i + ".json");
                 ImportConfig config = new ImportConfig("bench", "bench-" + i, Clock.systemUTC(), state);
-                try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers())) {
+                try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers(), client)) {
+                    CpuSplit before = CpuSplit.now();
                     long t0 = System.nanoTime();
                     summary = new StoreImporter(config).importStores(stores, sink);
                     first.add((System.nanoTime() - t0) / 1e9);
+                    cpu.add(CpuSplit.now().since(before));
                     long t1 = System.nanoTime();
                     new StoreImporter(config).importStores(stores, sink); // a restart: the state is read from its file
                     restart.add((System.nanoTime() - t1) / 1e9);
                 }
-                out.printf("run %d: first import %.2f s, restart %.2f s%n", i + 1, first.get(i), restart.get(i));
+                out.printf("run %d: first import %.2f s, restart %.2f s; CPU of the first import: %s%n", i + 1,
+                        first.get(i), restart.get(i), cpu.get(i));
             }
         }
         out.println(summary);
@@ -104,7 +110,102 @@ final class ImportBench implements Callable<Integer> {
         out.printf("| %,d sessions, %,.0f MB | %.2f s | %.2f s | %s | %s |%n", sessions, bytes / 1e6, median(first),
                 median(restart), cc, ratio);
         out.printf("(medians of %d runs; %d cores)%n", runs, Runtime.getRuntime().availableProcessors());
+        out.println("CPU of the first import (medians): " + CpuSplit.median(cpu));
+        deleteTree(dir);
         return 0;
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | java.io.UncheckedIOException e) {
+            System.err.println("could not delete " + dir + ": " + e.getMessage());
+        }
+    }
+
+    /**
+     * CPU seconds of this process by part: the embedded broker's threads (every Java thread but {@code main},
+     * the importer's readers and the producer's), the producer's network thread, the JIT compiler and the garbage
+     * collector (their threads read from {@code /proc/self/task}, Linux only; 0 elsewhere), and the importer: the
+     * rest (its reading threads and {@code main}, which end or are shared, so they are what is left).
+     */
+    record CpuSplit(double total, double broker, double producer, double jit, double gc) {
+        /** The process's CPU seconds so far, by part. */
+        static CpuSplit now() {
+            java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            double broker = 0;
+            double producer = 0;
+            for (java.lang.management.ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+                if (t == null) {
+                    continue;
+                }
+                long ns = threads.getThreadCpuTime(t.getThreadId());
+                String name = t.getThreadName();
+                if (ns <= 0 || name.equals("main") || name.startsWith("computer-agent")) {
+                    continue;
+                }
+                if (name.startsWith("kafka-producer-network-thread")) {
+                    producer += ns / 1e9;
+                } else {
+                    broker += ns / 1e9;
+                }
+            }
+            double jit = 0;
+            double gc = 0;
+            Path tasks = Path.of("/proc/self/task");
+            if (Files.isDirectory(tasks)) {
+                try (Stream<Path> s = Files.list(tasks)) {
+                    for (Path task : s.toList()) {
+                        try {
+                            String comm = Files.readString(task.resolve("comm")).strip();
+                            String stat = Files.readString(task.resolve("stat"));
+                            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                            double sec = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0; // utime + stime, ticks
+                            if (comm.contains("CompilerThre")) {
+                                jit += sec;
+                            } else if (comm.startsWith("GC Thread") || comm.startsWith("G1 ")) {
+                                gc += sec;
+                            }
+                        } catch (IOException | RuntimeException e) {
+                            // a thread that ended meanwhile
+                        }
+                    }
+                } catch (IOException e) {
+                    // not Linux: no JIT and GC figures
+                }
+            }
+            java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+            double total = os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() / 1e9 : 0;
+            return new CpuSplit(total, broker, producer, jit, gc);
+        }
+
+        CpuSplit since(CpuSplit before) {
+            return new CpuSplit(total - before.total, broker - before.broker, producer - before.producer,
+                    jit - before.jit, gc - before.gc);
+        }
+
+        /** The importer's own: what is left of the process's CPU. */
+        double importer() {
+            return Math.max(0, total - broker - producer - jit - gc);
+        }
+
+        static String median(List<CpuSplit> xs) {
+            return new CpuSplit(ImportBench.median(xs.stream().map(CpuSplit::total).toList()),
+                    ImportBench.median(xs.stream().map(CpuSplit::broker).toList()),
+                    ImportBench.median(xs.stream().map(CpuSplit::producer).toList()),
+                    ImportBench.median(xs.stream().map(CpuSplit::jit).toList()),
+                    ImportBench.median(xs.stream().map(CpuSplit::gc).toList())).toString();
+        }
+
+        @Override
+        public String toString() {
+            return String.format("%.2f CPU-s: importer %.2f (%.0f %%), broker %.2f (%.0f %%), producer %.2f, JIT compiler %.2f, GC %.2f",
+                    total, importer(), pct(importer()), broker, pct(broker), producer, jit, gc);
+        }
+
+        private double pct(double part) {
+            return total <= 0 ? 0 : 100 * part / total;
+        }
     }
 
     /** {@code ../shared/data/agent-stores/claude/projects} from the working folder (or one folder further up). */
