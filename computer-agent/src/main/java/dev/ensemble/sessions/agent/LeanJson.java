@@ -379,6 +379,99 @@ final class LeanJson {
             pos = i + 1;
             return new String(b, start, i - start, StandardCharsets.UTF_8);
         }
+        // the bytes between escapes and each escape's UTF-8 bytes gathered in one buffer, decoded once
+        byte[] out = scratch(i - start + 64);
+        int n = 0;
+        int seg = start;
+        while (true) {
+            if (i >= end) {
+                pos = end;
+                throw error("unexpected end of the line in a string");
+            }
+            byte c = b[i];
+            if (c != '"' && c != '\\') {
+                pos = i;
+                throw error("a control character in a string");
+            }
+            int len = i - seg;
+            if (n + len + 8 > out.length) {
+                out = scratch(Math.max(2 * out.length, n + len + 8 + (end - i)));
+            }
+            System.arraycopy(b, seg, out, n, len);
+            n += len;
+            if (c == '"') {
+                pos = i + 1;
+                return new String(out, 0, n, StandardCharsets.UTF_8);
+            }
+            int next = escapeEnd(i);
+            byte e = b[i + 1];
+            switch (e) {
+                case 'b' -> out[n++] = '\b';
+                case 'f' -> out[n++] = '\f';
+                case 'n' -> out[n++] = '\n';
+                case 'r' -> out[n++] = '\r';
+                case 't' -> out[n++] = '\t';
+                case 'u' -> {
+                    int cp = hex4(i + 2);
+                    if (Character.isHighSurrogate((char) cp) && next + 6 <= end && b[next] == '\\' && b[next + 1] == 'u'
+                            && Character.isLowSurrogate((char) hex4(next + 2))) {
+                        cp = Character.toCodePoint((char) cp, (char) hex4(next + 2));
+                        next += 6;
+                    } else if (Character.isSurrogate((char) cp)) {
+                        pos = start - 1;
+                        return stringWithLoneSurrogates(); // not UTF-8: decoded char by char
+                    }
+                    n = utf8(cp, out, n);
+                }
+                default -> out[n++] = e; // " \ /
+            }
+            seg = next;
+            i = special(next);
+        }
+    }
+
+    private byte[] scratch;
+
+    /** A reused buffer of at least {@code size} bytes (its content is not kept when it grows). */
+    private byte[] scratch(int size) {
+        if (scratch == null || scratch.length < size) {
+            byte[] grown = new byte[Math.max(size, 256)];
+            if (scratch != null) {
+                System.arraycopy(scratch, 0, grown, 0, scratch.length);
+            }
+            scratch = grown;
+        }
+        return scratch;
+    }
+
+    private int hex4(int at) {
+        return Character.digit(b[at], 16) << 12 | Character.digit(b[at + 1], 16) << 8
+                | Character.digit(b[at + 2], 16) << 4 | Character.digit(b[at + 3], 16);
+    }
+
+    private static int utf8(int cp, byte[] out, int n) {
+        if (cp < 0x80) {
+            out[n++] = (byte) cp;
+        } else if (cp < 0x800) {
+            out[n++] = (byte) (0xC0 | cp >> 6);
+            out[n++] = (byte) (0x80 | cp & 0x3F);
+        } else if (cp < 0x10000) {
+            out[n++] = (byte) (0xE0 | cp >> 12);
+            out[n++] = (byte) (0x80 | cp >> 6 & 0x3F);
+            out[n++] = (byte) (0x80 | cp & 0x3F);
+        } else {
+            out[n++] = (byte) (0xF0 | cp >> 18);
+            out[n++] = (byte) (0x80 | cp >> 12 & 0x3F);
+            out[n++] = (byte) (0x80 | cp >> 6 & 0x3F);
+            out[n++] = (byte) (0x80 | cp & 0x3F);
+        }
+        return n;
+    }
+
+    /** The string at {@code pos} when it holds an unpaired surrogate escape: kept as that char, as Jackson does. */
+    private String stringWithLoneSurrogates() throws IOException {
+        int start = pos + 1;
+        int i = special(start);
         StringBuilder sb = new StringBuilder(Math.max(16, i - start + 16));
         int seg = start;
         while (true) {
@@ -405,7 +498,7 @@ final class LeanJson {
                 case 'n' -> sb.append('\n');
                 case 'r' -> sb.append('\r');
                 case 't' -> sb.append('\t');
-                case 'u' -> sb.append((char) Integer.parseInt(new String(b, i + 2, 4, StandardCharsets.US_ASCII), 16));
+                case 'u' -> sb.append((char) hex4(i + 2));
                 default -> sb.append((char) e); // " \ /
             }
             seg = next;

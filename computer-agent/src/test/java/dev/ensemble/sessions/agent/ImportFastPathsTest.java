@@ -71,9 +71,28 @@ class ImportFastPathsTest {
             "{\"message\":{\"content\":[{\"type\":\"tool_use\",\"name\":\"Write\",\"input\":{\"file_path\":\"/a\",\"content\":\"big\"}}]}}",
             "{\"payload\":{\"type\":\"function_call_output\",\"output\":\"lots\\nof\\ntext\"}}",
             "{\"a\":1,\"a\":2}",
+            "{\"lone\":[\"\\ud83d x\",\"\\ude00\",\"x\\ud83d\",\"\\ud83d\\u0041\",\"\\ud83d\\ud83d\\ude00\"]}",
+            "{\"e\":\"\\u00e9\\u0800\\uffff\\u0000 \\\\n\\n\\n\\\"\\\\\"}",
             "\"just a string\"", "42", "[1,[2,[3]]]"
     })
     void theSameTreeAsJackson(String json) throws IOException {
+        sameTree(json);
+    }
+
+    @Test
+    void aLongTextFullOfEscapesIsDecodedAsJacksonDecodesIt() throws IOException {
+        Random r = new Random(5);
+        String[] pieces = {"a", "é", "日本", "😀", "\\n", "\\\"", "\\u00e9", "\\ud83d\\ude00", "\\t", " "};
+        for (int len : new int[] {1, 10, 100, 10_000}) {
+            StringBuilder s = new StringBuilder();
+            for (int i = 0; i < len; i++) {
+                s.append(pieces[r.nextInt(pieces.length)]);
+            }
+            sameTree("{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"" + s + "\"}]},\"k\":\"" + s + "\"}");
+        }
+    }
+
+    private static void sameTree(String json) throws IOException {
         byte[] b = json.getBytes(StandardCharsets.UTF_8);
         assertThat(LeanJson.read(b)).isEqualTo(JacksonLeanJson.read(b));
         // the same bytes in the middle of a larger buffer
