@@ -71,6 +71,9 @@ final class LeanJson {
     /** The {@code len} bytes of {@code buf} from {@code off} as a lean tree. */
     static JsonNode read(byte[] buf, int off, int len) throws IOException {
         LeanJson p = new LeanJson(buf, off, len);
+        if (len >= 3 && buf[off] == (byte) 0xEF && buf[off + 1] == (byte) 0xBB && buf[off + 2] == (byte) 0xBF) {
+            p.pos += 3; // a UTF-8 byte order mark, as a file's first line may start with
+        }
         p.ws();
         if (p.pos >= p.end) {
             throw new IOException("no JSON value");

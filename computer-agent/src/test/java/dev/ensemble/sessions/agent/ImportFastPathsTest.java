@@ -73,6 +73,7 @@ class ImportFastPathsTest {
             "{\"a\":1,\"a\":2}",
             "{\"lone\":[\"\\ud83d x\",\"\\ude00\",\"x\\ud83d\",\"\\ud83d\\u0041\",\"\\ud83d\\ud83d\\ude00\"]}",
             "{\"e\":\"\\u00e9\\u0800\\uffff\\u0000 \\\\n\\n\\n\\\"\\\\\"}",
+            "\uFEFF{\"bom\":true}",
             "\"just a string\"", "42", "[1,[2,[3]]]"
     })
     void theSameTreeAsJackson(String json) throws IOException {
