@@ -23,7 +23,7 @@ import org.apache.lucene.document.FieldType;
 import org.apache.lucene.document.LongPoint;
 import org.apache.lucene.document.NumericDocValuesField;
 import org.apache.lucene.document.SortedDocValuesField;
-import org.apache.lucene.document.StoredField;
+import org.apache.lucene.document.BinaryDocValuesField;
 import org.apache.lucene.document.StringField;
 import org.apache.lucene.index.IndexOptions;
 import org.apache.lucene.index.IndexWriter;
@@ -80,7 +80,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * ({@code lastActive}, points and doc values, descending; then {@code id}); the searchable texts ({@code prompt}: every
  * run's prompt or task title and the tasks' titles; {@code report}: the runs' and tasks' report summaries;
  * {@code folder}; {@code file}: the files changed; {@code agent}, {@code project}, {@code model}; {@code ids}: session
- * id and agent session id, whole); and the list entry ({@link SessionJson#summary}) as it was when indexed.
+ * id and agent session id, whole); and the list entry ({@link SessionJson#summary}) as it was when indexed, in doc values
+ * (a page reads its entries from that column, not the documents with their long texts).
  *
  * <p>Analysis: the texts as Lucene's English analysis does it (standard tokenizer, possessives, lower case, English
  * stop words, Porter stemmer: "running" finds "runs"); folders and files split at every character that is not a
@@ -261,7 +262,8 @@ final class SessionIndex implements Closeable {
         if (v.getAgentSessionId() != null) {
             d.add(new StringField("ids", v.getAgentSessionId(), Field.Store.NO));
         }
-        d.add(new StoredField("summary", SessionJson.summary(v).toString().getBytes(StandardCharsets.UTF_8)));
+        // doc values, not a stored field: a page reads 50 small entries from a column, not 50 whole documents with their texts
+        d.add(new BinaryDocValuesField("summary", new BytesRef(SessionJson.summary(v).toString().getBytes(StandardCharsets.UTF_8))));
         return d;
     }
 
@@ -328,9 +330,14 @@ final class SessionIndex implements Closeable {
                 snippets(searcher, text, page, snippet, snippetField);
             }
             List<Hit> hits = new ArrayList<>(n);
-            org.apache.lucene.index.StoredFields stored = searcher.storedFields();
+            List<org.apache.lucene.index.LeafReaderContext> leaves = searcher.getIndexReader().leaves();
             for (int i = 0; i < n; i++) {
-                BytesRef json = stored.document(page[i].doc, Set.of("summary")).getBinaryValue("summary");
+                org.apache.lucene.index.LeafReaderContext leaf = leaves.get(org.apache.lucene.index.ReaderUtil.subIndex(page[i].doc, leaves));
+                org.apache.lucene.index.BinaryDocValues values = leaf.reader().getBinaryDocValues("summary");
+                if (values == null || !values.advanceExact(page[i].doc - leaf.docBase)) {
+                    throw new IllegalStateException("session index: a document without its list entry");
+                }
+                BytesRef json = values.binaryValue();
                 ObjectNode summary = (ObjectNode) dev.ensemble.sessions.schema.EventJson.mapper().readTree(json.bytes, json.offset, json.length);
                 hits.add(new Hit(summary, snippet[i], snippetField[i]));
             }
