@@ -802,14 +802,14 @@ public final class Gateway implements AutoCloseable {
         try {
             int i = Integer.parseInt(v.trim());
             if (i < min || i > max) {
-                throw ApiError.badRequest(name + " must be between " + min + " and " + max + ", not " + i);
+                throw ApiError.badRequest(name + " must be between " + min + " and " + max + ", not " + i).with("field", name);
             }
             return i;
         } catch (NumberFormatException e) {
             if (v.trim().matches("-?\\d+")) {
-                throw ApiError.badRequest(name + " must be between " + min + " and " + max + ", not " + v.trim());
+                throw ApiError.badRequest(name + " must be between " + min + " and " + max + ", not " + v.trim()).with("field", name);
             }
-            throw ApiError.badRequest(name + " must be a whole number, not '" + v + "'");
+            throw ApiError.badRequest(name + " must be a whole number, not '" + v + "'").with("field", name);
         }
     }
 

@@ -10,7 +10,6 @@ import org.apache.lucene.analysis.LowerCaseFilter;
 import org.apache.lucene.analysis.StopFilter;
 import org.apache.lucene.analysis.TokenStream;
 import org.apache.lucene.analysis.Tokenizer;
-import org.apache.lucene.analysis.core.KeywordAnalyzer;
 import org.apache.lucene.analysis.en.EnglishAnalyzer;
 import org.apache.lucene.analysis.en.EnglishPossessiveFilter;
 import org.apache.lucene.analysis.en.PorterStemFilter;
@@ -175,7 +174,10 @@ final class SessionIndex implements Closeable {
             @Override
             protected TokenStreamComponents createComponents(String field) {
                 Tokenizer source = CharTokenizer.fromTokenCharPredicate(Character::isLetterOrDigit);
-                return new TokenStreamComponents(source, new PorterStemFilter(new LowerCaseFilter(source)));
+                // the same stop words as the text fields: else a required word such as "the" would be looked for
+                // only in folders and files, and a search worded like a prompt would find nothing
+                TokenStream ts = new StopFilter(new LowerCaseFilter(source), EnglishAnalyzer.ENGLISH_STOP_WORDS_SET);
+                return new TokenStreamComponents(source, new PorterStemFilter(ts));
             }
 
             @Override
@@ -183,7 +185,15 @@ final class SessionIndex implements Closeable {
                 return 100;
             }
         };
-        return new PerFieldAnalyzerWrapper(english, Map.of("folder", paths, "file", paths, "ids", new KeywordAnalyzer()));
+        Analyzer ids = new Analyzer() { // a whole id is one term; a stop word (any case) is none, as in the other fields
+            @Override
+            protected TokenStreamComponents createComponents(String field) {
+                Tokenizer source = new org.apache.lucene.analysis.core.KeywordTokenizer();
+                return new TokenStreamComponents(source, new StopFilter(source,
+                        new org.apache.lucene.analysis.CharArraySet(EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, true)));
+            }
+        };
+        return new PerFieldAnalyzerWrapper(english, Map.of("folder", paths, "file", paths, "ids", ids));
     }
 
     /** Indexes (or re-indexes) the view kept under {@code key} ({@code <account>/<sessionId>}). */
@@ -303,7 +313,12 @@ final class SessionIndex implements Closeable {
             if (after == null) {
                 snapshots.prune(new NewestAndYoung());
             }
-            Query text = query.q() == null ? null : textQuery(query.q());
+            Query text;
+            try {
+                text = query.q() == null ? null : textQuery(query.q());
+            } catch (IndexSearcher.TooManyClauses e) {
+                throw tooManyClauses();
+            }
             BooleanQuery.Builder b = new BooleanQuery.Builder();
             b.add(text == null ? new MatchAllDocsQuery() : text, BooleanClause.Occur.MUST);
             b.add(new TermQuery(new Term("account", account)), BooleanClause.Occur.FILTER);
@@ -319,8 +334,7 @@ final class SessionIndex implements Closeable {
                 top = searcher.searchAfter(after == null || maxDoc == 0 ? null : after.fieldDoc(text != null, maxDoc - 1), b.build(),
                         query.limit() + 1, sort, text != null);
             } catch (IndexSearcher.TooManyClauses e) {
-                throw ApiError.badRequest("q has too many words or alternatives for one search (at most "
-                        + IndexSearcher.getMaxClauseCount() + " clauses over its fields); shorten it").with("field", "q");
+                throw tooManyClauses();
             }
             int n = Math.min(top.scoreDocs.length, query.limit());
             ScoreDoc[] page = java.util.Arrays.copyOf(top.scoreDocs, n);
@@ -384,6 +398,11 @@ final class SessionIndex implements Closeable {
         }
     }
 
+    private static ApiError tooManyClauses() {
+        return ApiError.badRequest("q has too many words or alternatives for one search (at most "
+                + IndexSearcher.getMaxClauseCount() + " clauses over its fields); shorten it").with("field", "q");
+    }
+
     private static void filter(BooleanQuery.Builder b, String field, String value) {
         if (value != null) {
             b.add(new TermQuery(new Term(field, value)), BooleanClause.Occur.FILTER);
@@ -395,7 +414,9 @@ final class SessionIndex implements Closeable {
      * single word without operators also finds the sessions whose id or agent session id starts with it.
      */
     static Query textQuery(String q) {
-        SimpleQueryParser parser = new SimpleQueryParser(ANALYZER, WEIGHTS);
+        // no fuzzy terms (word~N): each expands over the index's terms by edit distance, and a few hundred of them cost
+        // tens of CPU-seconds; '~' is then an ordinary character the analysis drops
+        SimpleQueryParser parser = new SimpleQueryParser(ANALYZER, WEIGHTS, -1 & ~SimpleQueryParser.FUZZY_OPERATOR & ~SimpleQueryParser.NEAR_OPERATOR);
         parser.setDefaultOperator(BooleanClause.Occur.MUST);
         Query parsed = parser.parse(q);
         if (q.matches("[^\\s\"*|+\\-~()\\\\][^\\s\"*|+~()\\\\]*")) { // one word, a '-' only inside it

@@ -565,6 +565,7 @@ class GatewayHttpTest {
         assertThat(JSON.readTree(unknown.body()).get("message").asText()).contains("GET /api/no-such-thing");
         HttpResponse<String> hugeLimit = get("/api/agent/sessions?limit=99999999999", ANA);
         assertThat(JSON.readTree(hugeLimit.body()).get("message").asText()).isEqualTo("limit must be between 1 and 500, not 99999999999");
+        assertThat(JSON.readTree(hugeLimit.body()).path("field").asText()).as("names the field").isEqualTo("limit");
         HttpResponse<String> trailing = post("/api/session-choice", ANA, "{\"type\":\"RunClaimed\"} and more");
         assertThat(trailing.statusCode()).as(trailing.body()).isEqualTo(400);
         assertThat(JSON.readTree(trailing.body()).get("message").asText()).contains("not valid JSON");

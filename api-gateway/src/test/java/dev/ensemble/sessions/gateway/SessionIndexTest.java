@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
@@ -92,6 +93,40 @@ class SessionIndexTest {
         put(view("ana", "claude-code:4c2ddfdc-b619", 4, "Hello"));
         assertThat(ids(page("claude-code:4c2ddfdc", 10, null))).as("a '-' inside the word").containsExactly("claude-code:4c2ddfdc-b619");
         assertThat(ids(page("nothing-like-this", 10, null))).isEmpty();
+    }
+
+    /**
+     * A search worded like a prompt finds it: stop words are dropped in every field (before, "the" stayed a required
+     * word that only a folder or file could match); a text of more clauses than Lucene allows is a 400 naming q, also
+     * when the parse itself reaches the limit; fuzzy terms are not operators (each one expands over the index's terms).
+     */
+    @Test
+    void aSearchWordedLikeThePromptFindsItAndCostlyQueriesAreRefusedOrPlain() throws Exception {
+        put(view("ana", "s1", 1, "Build the ranking API"));
+        put(view("ana", "s2", 2, "Rank the widgets"));
+        assertThat(ids(page("Build the ranking API", 10, null))).containsExactly("s1");
+        assertThat(ids(page("the ranking and the API", 10, null))).containsExactly("s1");
+        String words = String.join(" ", java.util.Collections.nCopies(1025, "x"));
+        assertThatThrownBy(() -> page(words, 10, null)).isInstanceOf(ApiError.class)
+                .satisfies(e -> assertThat(((ApiError) e).status()).isEqualTo(400))
+                .satisfies(e -> assertThat(((ApiError) e).details().get("field")).isEqualTo("q"));
+        java.util.concurrent.atomic.AtomicBoolean expands = new java.util.concurrent.atomic.AtomicBoolean();
+        SessionIndex.textQuery("rankin~2 widget~1").visit(new org.apache.lucene.search.QueryVisitor() {
+            @Override
+            public void consumeTermsMatching(org.apache.lucene.search.Query query, String field,
+                                             java.util.function.Supplier<org.apache.lucene.util.automaton.ByteRunAutomaton> automaton) {
+                expands.set(true); // a fuzzy (or other multi-term) query
+            }
+
+            @Override
+            public org.apache.lucene.search.QueryVisitor getSubVisitor(org.apache.lucene.search.BooleanClause.Occur occur,
+                                                                      org.apache.lucene.search.Query parent) {
+                return this;
+            }
+        });
+        assertThat(expands).as("no term of the query expands over the index's terms").isFalse();
+        assertThat(ids(page("rankin~2", 10, null))).as("no fuzzy match of 'ranking'").isEmpty();
+        assertThat(ids(page("ranking~", 10, null))).as("the word itself still matches, stemmed").containsExactlyInAnyOrder("s1", "s2");
     }
 
     @Test
