@@ -1,9 +1,21 @@
 // The session list: GET /api/agent/sessions with the page's filters, newest first; "Show more" follows the list's
-// cursor ("next") while the API gives one. Filters the API does not know yet are applied here to what it answers.
+// cursor ("next") while the API gives one; with a search, each row has the passage that matched, its matches marked.
 'use strict';
 
 (() => {
   const { api, el, time, fillBar, status, sessionLink, message, live } = Ensemble;
+  /** A snippet's text as nodes: each match between [[ and ]] (the API's marks) in a <mark>, the rest as text. */
+  function marked(snippet) {
+    const nodes = [];
+    let at = 0;
+    for (const m of snippet.matchAll(/\[\[(.*?)\]\]/g)) {
+      nodes.push(snippet.slice(at, m.index));
+      nodes.push(el('mark', null, m[1]));
+      at = m.index + m[0].length;
+    }
+    nodes.push(snippet.slice(at));
+    return nodes;
+  }
   const PAGE = 50;
   const params = new URLSearchParams(location.search);
   const filters = {};
@@ -56,7 +68,7 @@
       el('td', { className: 'num' }, s.runs),
       el('td', { className: 'nowrap', title: s.lastActiveAt }, time(s.lastActiveAt)));
     const rows = [tr];
-    if (s.snippet) rows.push(el('tr', { className: 'snippet' }, el('td', { colSpan: 12 }, '… ', s.snippet, ' …')));
+    if (s.snippet) rows.push(el('tr', { className: 'snippet' }, el('td', { colSpan: 12 }, marked(s.snippet))));
     return rows;
   }
 
@@ -109,3 +121,4 @@
 
   refresh().then(() => { known = null; live(refresh); });
 })();
+

@@ -258,6 +258,10 @@ class WebPageBrowserTest {
         wait.until(d -> rowIds().equals(List.of(HELLO)));
         assertThat(driver.findElement(By.id("q")).getAttribute("value")).isEqualTo("liner");
         assertThat(driver.findElement(By.id("count")).getText()).isEqualTo("1 session");
+        // the matched passage under the row, the match itself marked
+        WebElement match = driver.findElement(By.cssSelector("tr.snippet mark"));
+        assertThat(match.getText()).isEqualToIgnoringCase("liner");
+        assertThat(driver.findElement(By.cssSelector("tr.snippet")).getText()).contains("one liner comment").doesNotContain("[[");
 
         // the filters: by agent, and a status none has
         new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("agent"))).selectByValue("codex");
