@@ -57,6 +57,9 @@ final class SessionsCommand implements Callable<Integer> {
     @Option(names = "--json", description = "print {\"sessions\": [...]} (JSON, each session as the API gives it) instead of a table")
     boolean json;
 
+    /** The statuses the list shows and filters on (the API's {@code status=}). */
+    static final List<String> STATUSES = List.of("working", "waiting", "queued", "idle", "gone");
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -64,6 +67,10 @@ final class SessionsCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (limit != null && limit < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--limit must be 1 or more, not " + limit);
+        }
+        if (status != null && !status.isBlank() && !STATUSES.contains(status.strip().toLowerCase(java.util.Locale.ROOT))) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--status must be one of "
+                    + String.join(", ", STATUSES) + ", not '" + status + "'");
         }
         ApiClient api = ApiClient.of(dataDir);
         StringBuilder filters = new StringBuilder();

@@ -221,6 +221,14 @@ class SessionsCommandTest {
         }
     }
 
+    /** An unknown status is a usage error (exit 2) before anything is asked, like the other bad options. */
+    @Test
+    void anUnknownStatusIsAUsageError(@TempDir Path dir) {
+        ChooseCommandTest.Run bad = ChooseCommandTest.cli("sessions", "--status", "foo", "--data-dir", dir.toString());
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).startsWith("--status must be one of working, waiting, queued, idle, gone, not 'foo'");
+    }
+
     @Test
     void withNothingRunningBothSaySoInOneLine(@TempDir Path dir) {
         for (String command : new String[]{"sessions", "show"}) {
