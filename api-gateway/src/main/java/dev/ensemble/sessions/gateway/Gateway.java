@@ -325,7 +325,9 @@ public final class Gateway implements AutoCloseable {
     private void health(Context ctx) {
         SessionReads r = reads;
         Subscriptions subs = subscriptions;
-        org.apache.kafka.streams.KafkaStreams.State views = r == null ? org.apache.kafka.streams.KafkaStreams.State.CREATED : r.streams().state();
+        // the port opens before the read side exists, and the read side exists before its Streams application does
+        org.apache.kafka.streams.KafkaStreams s = r == null ? null : r.streams();
+        org.apache.kafka.streams.KafkaStreams.State views = s == null ? org.apache.kafka.streams.KafkaStreams.State.CREATED : s.state();
         boolean logRead = subs != null && subs.caughtUp();
         boolean starting = views == org.apache.kafka.streams.KafkaStreams.State.CREATED
                 || views == org.apache.kafka.streams.KafkaStreams.State.REBALANCING || views == org.apache.kafka.streams.KafkaStreams.State.RUNNING;

@@ -429,7 +429,7 @@ public final class SessionReads implements AutoCloseable {
                 + " (see the gateway's log)");
     }
 
-    /** The Streams instance (state, metrics). */
+    /** The Streams instance (state, metrics); null until {@link #start()} has made it. */
     public KafkaStreams streams() {
         return streams;
     }
