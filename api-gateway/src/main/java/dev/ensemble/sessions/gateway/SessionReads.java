@@ -305,15 +305,13 @@ public final class SessionReads implements AutoCloseable {
      * known yet, e.g. while starting: the local read then answers 503), else its {@code host:port}.
      */
     public Optional<String> ownerOf(String account, String self) {
-        org.apache.kafka.streams.processor.StreamPartitioner<String, Object> byAccount =
-                (topic, key, value, n) -> Optional.of(Set.of(Keys.accountPartition(key, n)));
         KeyQueryMetadata m;
         try {
             KafkaStreams current = streams;
             if (current == null) {
                 return Optional.empty();
             }
-            m = current.queryMetadataForKey(STORE, Keys.prefix(account), byAccount);
+            m = accountMetadata(current, account);
         } catch (org.apache.kafka.streams.errors.InvalidStateStoreException | IllegalStateException e) {
             return Optional.empty(); // not started or not running: the local read answers 503
         }
@@ -322,6 +320,18 @@ public final class SessionReads implements AutoCloseable {
         }
         String owner = m.activeHost().host() + ":" + m.activeHost().port();
         return owner.equals(self) ? Optional.empty() : Optional.of(owner);
+    }
+
+    /** Keys go to the partition of their account ({@link Keys#accountPartition}), whatever follows the account in them. */
+    private static final org.apache.kafka.streams.processor.StreamPartitioner<String, Object> BY_ACCOUNT =
+            (topic, key, value, n) -> Optional.of(Set.of(Keys.accountPartition(key, n)));
+
+    /**
+     * Where {@code streams} holds the account's partition: its host and partition, or {@link KeyQueryMetadata#NOT_AVAILABLE}
+     * (or null) while that is not known; throws as {@link KafkaStreams#queryMetadataForKey} does when it is not running.
+     */
+    private static KeyQueryMetadata accountMetadata(KafkaStreams streams, String account) {
+        return streams.queryMetadataForKey(STORE, Keys.prefix(account), BY_ACCOUNT);
     }
 
     // Every read below goes through read(): a store is looked up and read in one step, and a store that cannot be read
@@ -345,9 +355,7 @@ public final class SessionReads implements AutoCloseable {
             if (current == null || idx == null || current.state() != KafkaStreams.State.RUNNING) {
                 throw notReadable("session views");
             }
-            m = current.queryMetadataForKey(STORE, Keys.prefix(account),
-                    (org.apache.kafka.streams.processor.StreamPartitioner<String, Object>) (topic, key, value, n) ->
-                            Optional.of(Set.of(Keys.accountPartition(key, n))));
+            m = accountMetadata(current, account);
         } catch (org.apache.kafka.streams.errors.InvalidStateStoreException | IllegalStateException e) {
             throw notReadable("session views");
         }
