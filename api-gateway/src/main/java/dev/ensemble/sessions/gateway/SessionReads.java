@@ -372,11 +372,6 @@ public final class SessionReads implements AutoCloseable {
         }
     }
 
-    /** Every session of the account, in key order. */
-    public List<SessionView> all(String account) {
-        return read(STORE, "session views", s -> scan(this.<SessionView>typed(s), account));
-    }
-
     /** The retirement view of one session of the account, or null. */
     public RetirementView retirement(String account, String sessionId) {
         return read(RETIREMENT_STORE, "retirement views", s -> this.<RetirementView>typed(s).get(Keys.of(account, sessionId)));
