@@ -251,7 +251,9 @@ final class SessionIndex implements Closeable {
         addText(prompts, v.getLatestTaskTitle());
         addText(reports, v.getLatestReportSummary());
         tasks.forEach(t -> d.add(new StringField("is.taskId", t, Field.Store.NO)));
-        d.add(new StringField("is.status", v.getGone() ? "gone" : v.getStatus().name().toLowerCase(Locale.ROOT), Field.Store.NO));
+        ObjectNode summary = SessionJson.summary(v);
+        // the status the list entry shows, so that a status filter keeps exactly the entries showing it
+        d.add(new StringField("is.status", summary.get("status").asText(), Field.Store.NO));
         d.add(new StringField("is.deleted", String.valueOf(v.getDeleted()), Field.Store.NO));
 
         Set<String> folders = new LinkedHashSet<>();
@@ -273,7 +275,7 @@ final class SessionIndex implements Closeable {
             d.add(new StringField("ids", v.getAgentSessionId(), Field.Store.NO));
         }
         // doc values, not a stored field: a page reads 50 small entries from a column, not 50 whole documents with their texts
-        d.add(new BinaryDocValuesField("summary", new BytesRef(SessionJson.summary(v).toString().getBytes(StandardCharsets.UTF_8))));
+        d.add(new BinaryDocValuesField("summary", new BytesRef(summary.toString().getBytes(StandardCharsets.UTF_8))));
         return d;
     }
 
