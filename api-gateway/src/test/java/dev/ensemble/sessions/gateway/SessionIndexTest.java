@@ -129,6 +129,16 @@ class SessionIndexTest {
         assertThat(ids(page("ranking~", 10, null))).as("the word itself still matches, stemmed").containsExactlyInAnyOrder("s1", "s2");
     }
 
+    /** A search is ordered by relevance, not by last activity: the session that says the word most comes first. */
+    @Test
+    void aSearchIsOrderedByRelevanceTheListByLastActivity() throws Exception {
+        put(view("ana", "s1", 1, "Speed up the checkout", "The checkout runs in half the time; the checkout is done"));
+        put(view("ana", "s2", 2, "Review the checkout copy and the pricing page and the cart layout"));
+        put(view("ana", "s3", 3, "Unrelated"));
+        assertThat(ids(page("checkout", 10, null))).containsExactly("s1", "s2");
+        assertThat(ids(page(null, 10, null))).containsExactly("s3", "s2", "s1");
+    }
+
     @Test
     void aSnippetIsCutAroundItsMatchAndTheTextsOwnMarksAreNotMarks() throws Exception {
         String longPrompt = "word ".repeat(100) + "the [[wiki]] needle " + "tail ".repeat(100);

@@ -165,7 +165,7 @@ class SessionSearchHttpTest {
         JsonNode file = list(q("checkoutflow"), DAN).get("sessions").get(0);
         assertThat(file.get("snippet").asText()).isEqualTo("src/cart/[[CheckoutFlow]].java");
         assertThat(ids(list(q("shop"), DAN))).containsExactlyInAnyOrder("d1", "d3");
-        // ranked by relevance: the session that says "checkout" in its prompt and its report first
+        // only the caller's session that says "checkout" (eve's says it too); the order by relevance: SessionIndexTest
         assertThat(ids(list(q("checkout"), DAN))).containsExactly("d1");
         assertThat(ids(list(q("codex"), DAN))).as("the agent").containsExactly("d3");
         assertThat(ids(list(q("flaky"), EVE))).as("not another account's").isEmpty();
