@@ -36,19 +36,11 @@
     p.set('limit', String(limit));
     if (filters.q) p.set('q', filters.q);
     if (filters.agent) p.set('agent', filters.agent);
-    if (filters.computer) { p.set('computer', filters.computer); p.set('deviceId', filters.computer); }
+    if (filters.computer) p.set('computer', filters.computer);
     if (filters.status) p.set('status', filters.status);
     if (filters.deleted) p.set('deleted', filters.deleted);
     if (cursor) p.set('cursor', cursor);
     return '/api/agent/sessions?' + p.toString();
-  }
-
-  /** Whether a session passes the filters (the API may not apply all of them). */
-  function keep(s) {
-    if (filters.agent && s.agent !== filters.agent) return false;
-    if (filters.status && s.status !== filters.status) return false;
-    if (filters.deleted && String(!!s.deleted) !== filters.deleted) return false;
-    return true;
   }
 
   const task = t => (t && t.title) || '';
@@ -96,11 +88,8 @@
       return null;
     }
     message(null);
-    const page = (r.body.sessions || []);
-    const full = page.length >= limit;
-    next = r.body.next || null;
-    if (!next && full) message(`The ${limit} most recently active sessions are shown; older ones may be left out: search or filter to narrow the list.`);
-    return page.filter(keep);
+    next = r.body.next || null; // the API applies every filter and gives a next page while there is one
+    return r.body.sessions || [];
   }
 
   async function refresh() {
