@@ -58,7 +58,7 @@ final class SessionsCommand implements Callable<Integer> {
     boolean json;
 
     /** The statuses the list shows and filters on (the API's {@code status=}). */
-    static final List<String> STATUSES = List.of("working", "waiting", "queued", "idle", "gone");
+    static final List<String> STATUSES = dev.ensemble.sessions.gateway.SessionQuery.STATUSES;
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
