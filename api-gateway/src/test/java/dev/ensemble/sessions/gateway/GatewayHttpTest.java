@@ -2,12 +2,9 @@ package dev.ensemble.sessions.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ensemble.sessions.projector.Projector;
-import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
 import dev.ensemble.sessions.schema.testing.SharedData;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -20,7 +17,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -32,8 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The gateway over HTTP, against the projector on a real in-process broker. */
 class GatewayHttpTest {
     static final ObjectMapper JSON = new ObjectMapper();
+    static GatewayOnBroker rig;
     static KafkaTestCluster cluster;
-    static Projector projector;
     static Gateway gateway;
     static final HttpClient http = HttpClient.newHttpClient();
     static final String ANA = "token-ana";
@@ -47,29 +43,20 @@ class GatewayHttpTest {
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = KafkaTestCluster.start();
-        try (Admin admin = cluster.admin()) {
-            TopicAdmin.ensureTopics(admin, 3, (short) 1);
-        }
-        Path dir = Files.createTempDirectory("gw");
-        projector = new Projector(cluster.bootstrapServers(), dir.resolve("projector"), 1, Map.of("commit.interval.ms", 100));
-        projector.start();
         Tokens tokens = Tokens.inMemory();
         tokens.register(ANA, new Principal("acct-ana", "person", "ana"));
         tokens.register(BO, new Principal("acct-bo", "person", "bo"));
         tokens.register(ANA_WEB, new Principal("acct-ana", "service", "web"));
         tokens.register(CY, new Principal("acct-cy", "person", "cy"));
         tokens.register(DEE, new Principal("acct-dee", "person", "dee"));
-        gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1,
-                tokens, Clock.systemUTC())).start();
-        gateway.awaitReady(Duration.ofSeconds(60));
+        rig = GatewayOnBroker.start("gw", tokens, Duration.ofSeconds(60));
+        cluster = rig.cluster;
+        gateway = rig.gateway;
     }
 
     @AfterAll
     static void stop() {
-        gateway.stop();
-        projector.stop();
-        cluster.close();
+        rig.close();
     }
 
     static HttpResponse<String> get(String path, String token) throws Exception {

@@ -2,10 +2,6 @@ package dev.ensemble.sessions.gateway;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ensemble.sessions.projector.Projector;
-import dev.ensemble.sessions.schema.TopicAdmin;
-import dev.ensemble.sessions.schema.testing.KafkaTestCluster;
-import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,15 +12,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,35 +34,24 @@ class SessionSearchHttpTest {
     static final String FAY = "token-fay";
     static final String GUS = "token-gus";
     static final Instant T0 = Instant.parse("2026-11-20T09:00:00Z");
-    static KafkaTestCluster cluster;
-    static Projector projector;
+    static GatewayOnBroker rig;
     static Gateway gateway;
     static int seq;
 
     @BeforeAll
     static void start() throws Exception {
-        cluster = KafkaTestCluster.start();
-        try (Admin admin = cluster.admin()) {
-            TopicAdmin.ensureTopics(admin, 3, (short) 1);
-        }
-        Path dir = Files.createTempDirectory("gw-search");
-        projector = new Projector(cluster.bootstrapServers(), dir.resolve("projector"), 1, Map.of("commit.interval.ms", 100));
-        projector.start();
         Tokens tokens = Tokens.inMemory();
         tokens.register(DAN, new Principal("acct-dan", "admin", "dan"));
         tokens.register(EVE, new Principal("acct-eve", "admin", "eve"));
         tokens.register(FAY, new Principal("acct-fay", "admin", "fay"));
         tokens.register(GUS, new Principal("acct-gus", "admin", "gus"));
-        gateway = new Gateway(new Gateway.Settings(cluster.bootstrapServers(), "127.0.0.1", 0, dir.resolve("gateway"), 1,
-                tokens, Clock.systemUTC())).start();
-        gateway.awaitReady(Duration.ofSeconds(120));
+        rig = GatewayOnBroker.start("gw-search", tokens, Duration.ofSeconds(120));
+        gateway = rig.gateway;
     }
 
     @AfterAll
     static void stop() {
-        gateway.stop();
-        projector.stop();
-        cluster.close();
+        rig.close();
     }
 
     static String event(String account, String computer, Instant at, String type, String payload) {
