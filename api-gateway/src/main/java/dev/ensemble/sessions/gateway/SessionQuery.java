@@ -1,7 +1,7 @@
 package dev.ensemble.sessions.gateway;
 
+import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 
 /**
  * What {@code GET /api/agent/sessions} asks for (guide §1; issue 19 item 3): the filters, the search text, the page size
@@ -19,8 +19,8 @@ import java.util.Set;
  */
 public record SessionQuery(String q, String agent, String computer, String taskId, String status, Boolean deleted,
                            int limit, String cursor) {
-    /** The statuses a session shows ({@code SessionJson.summary}). */
-    public static final Set<String> STATUSES = Set.of("working", "waiting", "queued", "idle", "gone");
+    /** The statuses a session shows ({@code SessionJson.summary}), in the order errors name them. */
+    public static final List<String> STATUSES = List.of("working", "waiting", "queued", "idle", "gone");
 
     public SessionQuery {
         q = q == null || q.isBlank() ? null : q.strip();
@@ -30,7 +30,7 @@ public record SessionQuery(String q, String agent, String computer, String taskI
         status = status == null || status.isBlank() ? null : status.strip().toLowerCase(Locale.ROOT);
         cursor = cursor == null || cursor.isBlank() ? null : cursor.strip();
         if (status != null && !STATUSES.contains(status)) {
-            throw ApiError.badRequest("status must be one of working, waiting, queued, idle, gone, not '" + status + "'").with("field", "status");
+            throw ApiError.badRequest("status must be one of " + String.join(", ", STATUSES) + ", not '" + status + "'").with("field", "status");
         }
     }
 
