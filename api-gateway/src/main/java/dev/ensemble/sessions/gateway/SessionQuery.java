@@ -1,7 +1,7 @@
 package dev.ensemble.sessions.gateway;
 
-import java.util.Locale;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * What {@code GET /api/agent/sessions} asks for (guide §1; issue 19 item 3): the filters, the search text, the page size

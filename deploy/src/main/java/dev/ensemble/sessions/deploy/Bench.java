@@ -151,7 +151,8 @@ public final class Bench {
     /**
      * The projector's stores restored from their changelogs into an empty state folder, as an instance that lost its
      * disk (or a new pod without a standby) does: {@code stateDir} is emptied, a projector started, and the time taken
-     * until Kafka Streams runs (every active task restored). The projector must have been stopped.
+     * until Kafka Streams runs (every active task restored; at most 30 minutes, polled every 100 ms). The projector must
+     * have been stopped.
      *
      * @return the changelogs' records (last offset minus first: what the restore reads) and the seconds
      */
@@ -179,12 +180,7 @@ public final class Bench {
         long t0 = System.nanoTime();
         try (Projector projector = new Projector(bootstrapServers, stateDir, 1, overrides)) {
             projector.start();
-            while (projector.streams().state() != org.apache.kafka.streams.KafkaStreams.State.RUNNING) {
-                if (projector.streams().state() == org.apache.kafka.streams.KafkaStreams.State.ERROR) {
-                    throw new IllegalStateException("the projector failed while restoring");
-                }
-                Thread.sleep(20);
-            }
+            RunCommand.awaitRunning(projector::streams, "the projector (restoring)", Duration.ofMinutes(30));
             Restore r = new Restore(changelogs, records, (System.nanoTime() - t0) / 1e9);
             out.printf("restore: %,d records of %d changelogs restored into an empty state folder in %.1f s (%,.0f records/s)%n",
                     r.changelogRecords(), r.changelogs(), r.seconds(), r.recordsPerSecond());

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ensemble.sessions.gateway.Gateway;
+import dev.ensemble.sessions.gateway.SessionQuery;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -57,9 +58,6 @@ final class SessionsCommand implements Callable<Integer> {
     @Option(names = "--json", description = "print {\"sessions\": [...]} (JSON, each session as the API gives it) instead of a table")
     boolean json;
 
-    /** The statuses the list shows and filters on (the API's {@code status=}). */
-    static final List<String> STATUSES = dev.ensemble.sessions.gateway.SessionQuery.STATUSES;
-
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -68,9 +66,9 @@ final class SessionsCommand implements Callable<Integer> {
         if (limit != null && limit < 1) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--limit must be 1 or more, not " + limit);
         }
-        if (status != null && !status.isBlank() && !STATUSES.contains(status.strip().toLowerCase(java.util.Locale.ROOT))) {
+        if (status != null && !status.isBlank() && !SessionQuery.STATUSES.contains(status.strip().toLowerCase(java.util.Locale.ROOT))) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--status must be one of "
-                    + String.join(", ", STATUSES) + ", not '" + status + "'");
+                    + String.join(", ", SessionQuery.STATUSES) + ", not '" + status + "'");
         }
         ApiClient api = ApiClient.of(dataDir);
         StringBuilder filters = new StringBuilder();
@@ -78,14 +76,7 @@ final class SessionsCommand implements Callable<Integer> {
         if (agent != null && !agent.isBlank()) filters.append("&agent=").append(enc(agent));
         if (computer != null && !computer.isBlank()) filters.append("&computer=").append(enc(computer));
         if (status != null && !status.isBlank()) filters.append("&status=").append(enc(status));
-        ArrayNode sessions = DataDir.JSON.createArrayNode();
-        String next = null;
-        do {
-            int ask = limit == null ? Gateway.MAX_LIMIT : Math.min(limit - sessions.size(), Gateway.MAX_LIMIT);
-            JsonNode page = api.get("/api/agent/sessions?limit=" + ask + filters + (next == null ? "" : "&cursor=" + enc(next)));
-            page.path("sessions").forEach(sessions::add);
-            next = page.path("next").isTextual() ? page.path("next").asText() : null;
-        } while (next != null && (limit == null || sessions.size() < limit));
+        ArrayNode sessions = list(api, filters.toString(), limit);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
             ObjectNode o = DataDir.JSON.createObjectNode();
@@ -124,6 +115,23 @@ final class SessionsCommand implements Callable<Integer> {
             t.row(row.toArray());
         }
         return t.render();
+    }
+
+    /**
+     * The sessions {@code GET /api/agent/sessions} lists with {@code filters} ({@code &name=value} each, encoded), page
+     * after page (following {@code next}; pages of at most {@link Gateway#MAX_LIMIT}) until {@code limit} of them (null:
+     * every one).
+     */
+    static ArrayNode list(ApiClient api, String filters, Integer limit) throws Exception {
+        ArrayNode sessions = DataDir.JSON.createArrayNode();
+        String next = null;
+        do {
+            int ask = limit == null ? Gateway.MAX_LIMIT : Math.min(limit - sessions.size(), Gateway.MAX_LIMIT);
+            JsonNode page = api.get("/api/agent/sessions?limit=" + ask + filters + (next == null ? "" : "&cursor=" + enc(next)));
+            page.path("sessions").forEach(sessions::add);
+            next = page.path("next").isTextual() ? page.path("next").asText() : null;
+        } while (next != null && (limit == null || sessions.size() < limit));
+        return sessions;
     }
 
     /** A search's snippet for the table: from a little before its first match, at most 48 characters. */

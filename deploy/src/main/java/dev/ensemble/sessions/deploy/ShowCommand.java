@@ -3,7 +3,6 @@ package dev.ensemble.sessions.deploy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ensemble.sessions.choice.ImportedSessions;
-import dev.ensemble.sessions.gateway.Gateway;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -85,17 +84,11 @@ final class ShowCommand implements Callable<Integer> {
         java.util.Set<String> found = new java.util.LinkedHashSet<>();
         if (!prefix.matches(".*\\s.*")) {
             for (String query : new String[]{"&q=" + SessionsCommand.enc(prefix), ""}) {
-                String next = null;
-                do {
-                    JsonNode page = api.get("/api/agent/sessions?limit=" + Gateway.MAX_LIMIT + query
-                            + (next == null ? "" : "&cursor=" + SessionsCommand.enc(next)));
-                    for (JsonNode s : page.path("sessions")) {
-                        if (s.path("id").asText().startsWith(prefix) || s.path("agentSessionId").asText("\0").startsWith(prefix)) {
-                            found.add(s.path("id").asText());
-                        }
+                for (JsonNode s : SessionsCommand.list(api, query, null)) {
+                    if (s.path("id").asText().startsWith(prefix) || s.path("agentSessionId").asText("\0").startsWith(prefix)) {
+                        found.add(s.path("id").asText());
                     }
-                    next = page.path("next").isTextual() ? page.path("next").asText() : null;
-                } while (next != null);
+                }
                 if (!found.isEmpty()) break;
             }
         }

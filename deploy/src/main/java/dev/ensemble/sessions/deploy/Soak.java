@@ -123,9 +123,8 @@ final class Soak {
     private volatile long killedAtMillis = Long.MAX_VALUE;
     private volatile long readyAgainAtMillis = Long.MAX_VALUE;
     private final AtomicLong firstAnswerAfterKill = new AtomicLong(Long.MAX_VALUE);
-    private final AtomicBoolean restartFailed = new AtomicBoolean();
     private volatile long deadline;
-    /** Why {@code up} did not start again after the kill, once known: the posting ends then (nothing answers any more). */
+    /** Why {@code up} did not start again after the kill (never null once it failed): the posting ends then (nothing answers any more). */
     private volatile String restartFailure;
 
     /** One event's answers. */
@@ -210,9 +209,8 @@ final class Soak {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } catch (Exception e) { // nothing answers any more: the posting ends with this reason
-                    restartFailed.set(true);
-                    problems.add("restart: " + firstLine(e));
-                    restartFailure = e.getMessage();
+                    restartFailure = firstLine(e);
+                    problems.add("restart: " + restartFailure);
                 }
             }, "soak-killer");
             killer.setDaemon(true); // never what keeps the JVM running
@@ -254,7 +252,7 @@ final class Soak {
             probes.finish(lastAnswer + s.settleTimeout().toMillis());
             out.println("reading the log …");
             LogCount log = readLog(data, accounts.stream().map(Account::name).collect(java.util.stream.Collectors.toSet()));
-            return result(accounts, checks, probes, log, killEvents.get(), restartFailed.get() ? new long[]{killTimes[0], -1000} : killTimes, settleSeconds, behind, (System.currentTimeMillis() - t0) / 1000.0);
+            return result(accounts, checks, probes, log, killEvents.get(), restartFailure != null ? new long[]{killTimes[0], -1000} : killTimes, settleSeconds, behind, (System.currentTimeMillis() - t0) / 1000.0);
         } finally {
             clients.shutdownNow();
             second.shutdownNow();

@@ -273,7 +273,9 @@ class ClusterTest {
         while (System.nanoTime() < until) {
             HttpResponse<String> r = send(port, "GET", "/api/agent/sessions?limit=1", "r-" + account, null, false);
             long at = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since);
-            if (r.statusCode() == 200) {
+            if (r.statusCode() == 200) { // answered from the taken-over stores: the account's sessions, not an empty list
+                assertThat(JSON.readTree(r.body()).path("sessions")).as("the first 200 for %s after the kill: %s", account, r.body())
+                        .isNotEmpty();
                 return new ReadWindow(at, last503, n503, withoutRetry, other);
             }
             if (r.statusCode() == 503) {

@@ -64,7 +64,7 @@ class WebPageBrowserTest {
     /** The Claude Code session of {@code claude/projects/-tmp-private}: prompts "create hello.py, md and js", "update py
      * with one liner comment", "delete js". */
     static final String HELLO = "claude-code:" + ChooseCommandTest.HELLO;
-    static final String CODEX = "codex:019e1625-789d-76c0-80ab-3724b5ddb799";
+    static final String CODEX = ChooseCommandTest.CODEX;
     static final Pattern LOGIN = Pattern.compile("Web page: (http://\\S+/login\\?token=\\S+)");
 
     private Path dir;
