@@ -5,6 +5,7 @@ import dev.ensemble.sessions.agent.ImportConfig;
 import dev.ensemble.sessions.agent.ImportSummary;
 import dev.ensemble.sessions.agent.KafkaEventSink;
 import dev.ensemble.sessions.agent.StoreImporter;
+import dev.ensemble.sessions.schema.KafkaClients;
 import dev.ensemble.sessions.schema.TopicAdmin;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -78,9 +79,8 @@ final class ImportBench implements Callable<Integer> {
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
             kafka.waitUntilReady(Duration.ofSeconds(120));
             java.util.Map<String, Object> client = kafka.clientProperties(); // the broker takes SASL clients only
-            java.util.Map<String, Object> adminProps = new java.util.HashMap<>(client);
-            adminProps.put("bootstrap.servers", kafka.bootstrapServers());
-            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(adminProps)) {
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                    KafkaClients.config(kafka.bootstrapServers(), client))) {
                 TopicAdmin.ensureTopics(admin, 1, (short) 1);
             }
             AgentStores stores = AgentStores.of(List.of(claudeHome.resolve("projects")), List.of());
@@ -111,16 +111,8 @@ final class ImportBench implements Callable<Integer> {
                 median(restart), cc, ratio);
         out.printf("(medians of %d runs; %d cores)%n", runs, Runtime.getRuntime().availableProcessors());
         out.println("CPU of the first import (medians): " + CpuSplit.median(cpu));
-        deleteTree(dir);
+        BenchCommand.deleteQuietly(dir);
         return 0;
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            s.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | java.io.UncheckedIOException e) {
-            System.err.println("could not delete " + dir + ": " + e.getMessage());
-        }
     }
 
     /**
