@@ -146,70 +146,83 @@ final class LeanJson {
         }
     }
 
-    private ObjectNode object(Ctx ctx) throws IOException {
+    /**
+     * Passes over the {@code {} or {@code [} at {@code pos} and the white space after it, one level deeper; true
+     * when a member follows, false when the container is empty (its {@code close} passed over, the level left).
+     */
+    private boolean open(char close) throws IOException {
         enter();
-        pos++; // {
-        ObjectNode o = NODES.objectNode();
+        pos++;
         ws();
-        if (peek() == '}') {
+        if (peek() == close) {
             pos++;
             depth--;
-            return o;
+            return false;
         }
-        while (true) {
-            ws();
-            if (peek() != '"') {
-                throw error("expected a field name");
-            }
-            String name = string();
-            ws();
-            expect(':');
-            ws();
-            if (skip(ctx, name)) {
-                skipValue();
-                o.putNull(name);
-            } else {
-                o.set(name, value(child(ctx, name)));
-            }
-            ws();
-            byte c = peek();
+        return true;
+    }
+
+    /**
+     * After a member: passes over the white space and the {@code ,} or {@code close} that follows; true when
+     * another member follows (white space after the comma passed over too), false at the close (the level left).
+     */
+    private boolean next(char close) throws IOException {
+        ws();
+        byte c = peek();
+        if (c == close) {
             pos++;
-            if (c == '}') {
-                depth--;
-                return o;
-            }
-            if (c != ',') {
-                pos--;
-                throw error("expected ',' or '}'");
-            }
+            depth--;
+            return false;
         }
+        if (c != ',') {
+            throw error("expected ',' or '" + close + "'");
+        }
+        pos++;
+        ws();
+        return true;
+    }
+
+    /** The field name at {@code pos} and the {@code :} and white space after it, passed over; null when skipped. */
+    private String fieldName(boolean decode) throws IOException {
+        if (peek() != '"') {
+            throw error("expected a field name");
+        }
+        String name = null;
+        if (decode) {
+            name = string();
+        } else {
+            skipString();
+        }
+        ws();
+        expect(':');
+        ws();
+        return name;
+    }
+
+    private ObjectNode object(Ctx ctx) throws IOException {
+        ObjectNode o = NODES.objectNode();
+        if (open('}')) {
+            do {
+                String name = fieldName(true);
+                if (skip(ctx, name)) {
+                    skipValue();
+                    o.putNull(name);
+                } else {
+                    o.set(name, value(child(ctx, name)));
+                }
+            } while (next('}'));
+        }
+        return o;
     }
 
     private ArrayNode array(Ctx items) throws IOException {
-        enter();
-        pos++; // [
         ArrayNode a = NODES.arrayNode();
-        ws();
-        if (peek() == ']') {
-            pos++;
-            depth--;
-            return a;
+        if (open(']')) {
+            do {
+                a.add(value(items));
+            } while (next(']'));
         }
-        while (true) {
-            ws();
-            a.add(value(items));
-            ws();
-            byte c = peek();
-            pos++;
-            if (c == ']') {
-                depth--;
-                return a;
-            }
-            if (c != ',') {
-                pos--;
-                throw error("expected ',' or ']'");
-            }
-        }
+        return a;
     }
 
     /** Passes over one value, checking its structure, building nothing. */
@@ -217,60 +230,18 @@ final class LeanJson {
         byte c = peek();
         switch (c) {
             case '{' -> {
-                enter();
-                pos++;
-                ws();
-                if (peek() == '}') {
-                    pos++;
-                    depth--;
-                    return;
-                }
-                while (true) {
-                    ws();
-                    if (peek() != '"') {
-                        throw error("expected a field name");
-                    }
-                    skipString();
-                    ws();
-                    expect(':');
-                    ws();
-                    skipValue();
-                    ws();
-                    byte d = peek();
-                    pos++;
-                    if (d == '}') {
-                        depth--;
-                        return;
-                    }
-                    if (d != ',') {
-                        pos--;
-                        throw error("expected ',' or '}'");
-                    }
+                if (open('}')) {
+                    do {
+                        fieldName(false);
+                        skipValue();
+                    } while (next('}'));
                 }
             }
             case '[' -> {
-                enter();
-                pos++;
-                ws();
-                if (peek() == ']') {
-                    pos++;
-                    depth--;
-                    return;
-                }
-                while (true) {
-                    ws();
-                    skipValue();
-                    ws();
-                    byte d = peek();
-                    pos++;
-                    if (d == ']') {
-                        depth--;
-                        return;
-                    }
-                    if (d != ',') {
-                        pos--;
-                        throw error("expected ',' or ']'");
-                    }
+                if (open(']')) {
+                    do {
+                        skipValue();
+                    } while (next(']'));
                 }
             }
             case '"' -> skipString();
