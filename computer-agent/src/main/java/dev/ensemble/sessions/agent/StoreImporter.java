@@ -727,32 +727,14 @@ public final class StoreImporter {
                 pos += n;
                 int end = have + n;
                 int start = 0;
-                int i = have;
-                for (int last = end - 8; i <= last; i += 8) {
-                    long v = (long) LONGS.get(buf, i) ^ NEWLINES;
-                    long m = ~(((v & LOW7) + LOW7) | v | LOW7); // 0x80 exactly in the bytes that are '\n'
-                    while (m != 0) {
-                        int nl = i + (Long.numberOfTrailingZeros(m) >>> 3);
-                        m &= m - 1;
-                        int len = nl - start;
-                        if (len > 0 && buf[start + len - 1] == '\r') {
-                            len--;
-                        }
-                        lineNo++;
-                        consumer.accept(buf, start, len, lineNo);
-                        start = nl + 1;
+                for (int nl = newline(buf, have, end); nl < end; nl = newline(buf, nl + 1, end)) {
+                    int len = nl - start;
+                    if (len > 0 && buf[start + len - 1] == '\r') {
+                        len--;
                     }
-                }
-                for (; i < end; i++) {
-                    if (buf[i] == '\n') {
-                        int len = i - start;
-                        if (len > 0 && buf[start + len - 1] == '\r') {
-                            len--;
-                        }
-                        lineNo++;
-                        consumer.accept(buf, start, len, lineNo);
-                        start = i + 1;
-                    }
+                    lineNo++;
+                    consumer.accept(buf, start, len, lineNo);
+                    start = nl + 1;
                 }
                 consumed = pos - (end - start);
                 System.arraycopy(buf, start, buf, 0, end - start);
@@ -760,6 +742,25 @@ public final class StoreImporter {
             }
         }
         return new long[] {consumed, lineNo};
+    }
+
+    /**
+     * The index of the first {@code '\n'} in {@code buf} from {@code from} before {@code end}, or {@code end}:
+     * eight bytes at a time.
+     */
+    private static int newline(byte[] buf, int from, int end) {
+        int i = from;
+        for (int last = end - 8; i <= last; i += 8) {
+            long v = (long) LONGS.get(buf, i) ^ NEWLINES;
+            long m = ~(((v & LOW7) + LOW7) | v | LOW7); // 0x80 exactly in the bytes that are '\n'
+            if (m != 0) {
+                return i + (Long.numberOfTrailingZeros(m) >>> 3);
+            }
+        }
+        while (i < end && buf[i] != '\n') {
+            i++;
+        }
+        return i;
     }
 
     /** A line as a lean tree ({@link LeanJson}), or null when it is not JSON. */
