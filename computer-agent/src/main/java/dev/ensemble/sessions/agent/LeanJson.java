@@ -406,7 +406,7 @@ final class LeanJson {
 
     private byte[] scratch;
 
-    /** A reused buffer of at least {@code size} bytes (its content is not kept when it grows). */
+    /** A reused buffer of at least {@code size} bytes (what it held is kept when it grows). */
     private byte[] scratch(int size) {
         if (scratch == null || scratch.length < size) {
             byte[] grown = new byte[Math.max(size, 256)];
