@@ -379,25 +379,19 @@ final class LeanJson {
             }
             int next = escapeEnd(i);
             byte e = b[i + 1];
-            switch (e) {
-                case 'b' -> out[n++] = '\b';
-                case 'f' -> out[n++] = '\f';
-                case 'n' -> out[n++] = '\n';
-                case 'r' -> out[n++] = '\r';
-                case 't' -> out[n++] = '\t';
-                case 'u' -> {
-                    int cp = hex4(i + 2);
-                    if (Character.isHighSurrogate((char) cp) && next + 6 <= end && b[next] == '\\' && b[next + 1] == 'u'
-                            && Character.isLowSurrogate((char) hex4(next + 2))) {
-                        cp = Character.toCodePoint((char) cp, (char) hex4(next + 2));
-                        next += 6;
-                    } else if (Character.isSurrogate((char) cp)) {
-                        pos = start - 1;
-                        return stringWithLoneSurrogates(); // not UTF-8: decoded char by char
-                    }
-                    n = utf8(cp, out, n);
+            if (e == 'u') {
+                int cp = hex4(i + 2);
+                if (Character.isHighSurrogate((char) cp) && next + 6 <= end && b[next] == '\\' && b[next + 1] == 'u'
+                        && Character.isLowSurrogate((char) hex4(next + 2))) {
+                    cp = Character.toCodePoint((char) cp, (char) hex4(next + 2));
+                    next += 6;
+                } else if (Character.isSurrogate((char) cp)) {
+                    pos = start - 1;
+                    return stringWithLoneSurrogates(); // not UTF-8: decoded char by char
                 }
-                default -> out[n++] = e; // " \ /
+                n = utf8(cp, out, n);
+            } else {
+                out[n++] = (byte) unescape(e);
             }
             seg = next;
             i = special(next);
@@ -416,6 +410,18 @@ final class LeanJson {
             scratch = grown;
         }
         return scratch;
+    }
+
+    /** The character a one-letter escape ({@code \b}, {@code \n}, {@code \"}, ...) stands for, its letter given. */
+    private static char unescape(byte e) {
+        return switch (e) {
+            case 'b' -> '\b';
+            case 'f' -> '\f';
+            case 'n' -> '\n';
+            case 'r' -> '\r';
+            case 't' -> '\t';
+            default -> (char) e; // " \ /
+        };
     }
 
     private int hex4(int at) {
@@ -466,15 +472,7 @@ final class LeanJson {
             sb.append(new String(b, seg, i - seg, StandardCharsets.UTF_8));
             int next = escapeEnd(i);
             byte e = b[i + 1];
-            switch (e) {
-                case 'b' -> sb.append('\b');
-                case 'f' -> sb.append('\f');
-                case 'n' -> sb.append('\n');
-                case 'r' -> sb.append('\r');
-                case 't' -> sb.append('\t');
-                case 'u' -> sb.append((char) hex4(i + 2));
-                default -> sb.append((char) e); // " \ /
-            }
+            sb.append(e == 'u' ? (char) hex4(i + 2) : unescape(e));
             seg = next;
             i = special(next);
         }
