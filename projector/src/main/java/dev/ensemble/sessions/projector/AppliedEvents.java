@@ -5,10 +5,7 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.RunClaimed;
 import dev.ensemble.sessions.events.RunStatusChanged;
 import dev.ensemble.sessions.schema.Keys;
-import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
 import org.apache.kafka.streams.state.KeyValueStore;
 
@@ -206,9 +203,7 @@ final class AppliedEvents {
          * Its bytes inside its {@link RunRecord}: {@link #BINARY}, then per id in arrival order a UUID's two longs after a
          * 0 byte, or another id's UTF-8 bytes after a 1 byte and their length (int).
          */
-        static final Serde<RunEventIds> SERDE = Serdes.serdeFrom(
-                (Serializer<RunEventIds>) (topic, v) -> v == null ? null : v.encode(),
-                (Deserializer<RunEventIds>) (topic, bytes) -> bytes == null ? null : decode(bytes));
+        static final Serde<RunEventIds> SERDE = StoreBytes.serde(RunEventIds::encode, RunEventIds::decode);
 
         private byte[] encode() {
             int n = 1;
