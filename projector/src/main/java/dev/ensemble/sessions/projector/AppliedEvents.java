@@ -5,10 +5,7 @@ import dev.ensemble.sessions.events.Event;
 import dev.ensemble.sessions.events.RunClaimed;
 import dev.ensemble.sessions.events.RunStatusChanged;
 import dev.ensemble.sessions.schema.Keys;
-import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
 import org.apache.kafka.streams.state.KeyValueStore;
 
@@ -199,17 +196,14 @@ final class AppliedEvents {
             return true;
         }
 
-        /** The first byte of the binary form ({@link #SERDE}); the text form of earlier stores starts with an id's character. */
+        /** The first byte of the encoding ({@link #SERDE}): its version. */
         static final byte BINARY = 0;
 
         /**
-         * The store's serde: {@link #BINARY}, then per id in arrival order a UUID's two longs after a 0 byte, or another
-         * id's UTF-8 bytes after a 1 byte and their length (int). Reads the text form of earlier stores too (ids joined
-         * by '\n'; an eventId holds no line break: {@code EventJson.Validation}).
+         * Its bytes inside its {@link RunRecord}: {@link #BINARY}, then per id in arrival order a UUID's two longs after a
+         * 0 byte, or another id's UTF-8 bytes after a 1 byte and their length (int).
          */
-        static final Serde<RunEventIds> SERDE = Serdes.serdeFrom(
-                (Serializer<RunEventIds>) (topic, v) -> v == null ? null : v.encode(),
-                (Deserializer<RunEventIds>) (topic, bytes) -> bytes == null ? null : decode(bytes));
+        static final Serde<RunEventIds> SERDE = StoreBytes.serde(RunEventIds::encode, RunEventIds::decode);
 
         private byte[] encode() {
             int n = 1;
@@ -231,23 +225,19 @@ final class AppliedEvents {
         }
 
         private static RunEventIds decode(byte[] bytes) {
-            RunEventIds v = new RunEventIds();
-            if (bytes.length > 0 && bytes[0] == BINARY) {
-                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes, 1, bytes.length - 1);
-                while (b.hasRemaining()) {
-                    if (b.get() == 0) {
-                        v.append(null, b.getLong(), b.getLong());
-                    } else {
-                        byte[] u = new byte[b.getInt()];
-                        b.get(u);
-                        v.append(new String(u, StandardCharsets.UTF_8), 0, 0);
-                    }
-                }
-                return v;
+            if (bytes.length == 0 || bytes[0] != BINARY) {
+                throw new IllegalArgumentException("unknown run eventIds encoding " + (bytes.length == 0 ? "(empty)" : bytes[0]));
             }
-            String text = new String(bytes, StandardCharsets.UTF_8);
-            if (!text.isEmpty()) {
-                for (String id : text.split("\n", -1)) v.add(id);
+            RunEventIds v = new RunEventIds();
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes, 1, bytes.length - 1);
+            while (b.hasRemaining()) {
+                if (b.get() == 0) {
+                    v.append(null, b.getLong(), b.getLong());
+                } else {
+                    byte[] u = new byte[b.getInt()];
+                    b.get(u);
+                    v.append(new String(u, StandardCharsets.UTF_8), 0, 0);
+                }
             }
             return v;
         }

@@ -78,12 +78,10 @@ final class DeletionStores {
         return out;
     }
 
-    /** Every agent session id the session's runs reported, oldest first, and the view's newest. */
-    List<String> agentSessionIds(SessionView s) {
-        return agentSessionIds(s, runFacts(s));
-    }
-
-    /** {@link #agentSessionIds(SessionView)} from the session's run facts read already ({@link #runFacts}). */
+    /**
+     * Every agent session id the session's runs reported, oldest first, and the view's newest, from the session's run
+     * facts ({@link #runFacts}).
+     */
     static List<String> agentSessionIds(SessionView s, Map<String, RunFacts> runFacts) {
         Set<String> ids = new LinkedHashSet<>();
         for (RunView r : s.getRuns()) {
@@ -110,14 +108,9 @@ final class DeletionStores {
         return out;
     }
 
-    /** The plain facts of a session for {@link RetirementRules}. */
-    RetirementRules.Facts facts(SessionView s) {
-        return facts(s, runFacts(s), deletion(s.getAccount(), s.getSessionId()));
-    }
-
     /**
-     * {@link #facts(SessionView)} from what was read already: the session's run facts ({@link #runFacts}) and its
-     * deletion state (null when none).
+     * The plain facts of a session for {@link RetirementRules}, from what was read of it already: its run facts
+     * ({@link #runFacts}) and its deletion state ({@link #deletion}, null when none).
      */
     RetirementRules.Facts facts(SessionView s, Map<String, RunFacts> runFacts, DeletionState d) {
         String account = s.getAccount();
@@ -189,13 +182,8 @@ final class DeletionStores {
     /**
      * The time of the newest fact of the session: its last activity, its tasks' and computers' newest
      * changes, and its deletion's times. The retirement view is evaluated as of then, so it is a function of
-     * the facts alone.
+     * the facts alone. {@code d}: the session's deletion state ({@link #deletion}), null when none.
      */
-    Instant asOf(SessionView s, RetirementRules.Facts f) {
-        return asOf(s, f, deletion(s.getAccount(), s.getSessionId()));
-    }
-
-    /** {@link #asOf(SessionView, RetirementRules.Facts)} with the session's deletion state read already (null when none). */
     static Instant asOf(SessionView s, RetirementRules.Facts f, DeletionState d) {
         Instant t = s.getLastActiveAt();
         for (RetirementRules.Task task : f.tasks()) {

@@ -16,6 +16,7 @@ import dev.ensemble.sessions.views.DeletionAuditTask;
 import dev.ensemble.sessions.views.DeletionGuardView;
 import dev.ensemble.sessions.views.DeletionState;
 import dev.ensemble.sessions.views.SessionView;
+import dev.ensemble.sessions.views.RunFacts;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -24,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -119,7 +121,8 @@ final class DeletionWorkflow {
         String requestId = e.getEventId();
         Instant at = effectiveTime(e);
         SessionView s = stores.session(account, r.getSessionId());
-        RetirementRules.Facts f = s == null ? null : stores.facts(s);
+        Map<String, RunFacts> runFacts = s == null ? Map.of() : stores.runFacts(s);
+        RetirementRules.Facts f = s == null ? null : stores.facts(s, runFacts, stores.deletion(account, s.getSessionId()));
         DeletionGuard.Request request = new DeletionGuard.Request(requestId, r.getRequestedBy().name(), r.getRequesterId(),
                 r.getConfirmedBy(), r.getReason(), List.copyOf(r.getRunIds()));
         DeletionGuard.Decision d = DeletionGuard.decide(f, request, at, config);
@@ -158,7 +161,7 @@ final class DeletionWorkflow {
             }
             return;
         }
-        List<String> agentSessionIds = stores.agentSessionIds(s);
+        List<String> agentSessionIds = DeletionStores.agentSessionIds(s, runFacts);
         Event accepted = decision(decisionId, account, space, e, SessionDeletionAccepted.newBuilder()
                 .setSessionId(s.getSessionId()).setRequestId(requestId).setRunIds(new ArrayList<>(f.runIds()))
                 .setComputerIds(new ArrayList<>(d.computersToAsk())).setCancelledRunIds(new ArrayList<>(d.cancelRunIds()))

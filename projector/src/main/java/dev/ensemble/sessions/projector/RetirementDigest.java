@@ -2,10 +2,7 @@ package dev.ensemble.sessions.projector;
 
 import dev.ensemble.sessions.schema.AvroSerde;
 import dev.ensemble.sessions.views.RetirementView;
-import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.serialization.Serializer;
 
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
@@ -52,17 +49,10 @@ record RetirementDigest(long sequence, byte[] digest) {
     }
 
     /** Its bytes in the store and changelog: a version byte (1), the sequence (8 bytes), the digest (32 bytes). */
-    static final Serde<RetirementDigest> SERDE = Serdes.serdeFrom(
-            (Serializer<RetirementDigest>) (topic, d) -> d == null ? null
-                    : ByteBuffer.allocate(1 + 8 + d.digest.length).put((byte) 1).putLong(d.sequence).put(d.digest).array(),
-            (Deserializer<RetirementDigest>) (topic, bytes) -> {
-                if (bytes == null) {
-                    return null;
-                }
-                ByteBuffer b = ByteBuffer.wrap(bytes);
-                if (b.get() != 1) {
-                    throw new IllegalArgumentException("unknown retirement digest version " + bytes[0]);
-                }
+    static final Serde<RetirementDigest> SERDE = StoreBytes.serde(
+            d -> ByteBuffer.allocate(1 + 8 + d.digest.length).put((byte) 1).putLong(d.sequence).put(d.digest).array(),
+            bytes -> {
+                ByteBuffer b = StoreBytes.open(bytes, 1, "retirement digest");
                 long sequence = b.getLong();
                 byte[] digest = new byte[b.remaining()];
                 b.get(digest);

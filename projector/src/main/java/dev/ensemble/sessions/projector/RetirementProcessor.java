@@ -53,7 +53,7 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         stores.indexComputers(s);
         String key = Keys.of(s.getAccount(), s.getSessionId());
         RetirementDigest held = published.get(key);
-        RetirementView next = view(s, 0L);
+        RetirementView next = view(s);
         byte[] digest = RetirementDigest.of(next);
         if (held != null && held.sameAs(digest)) {
             return;
@@ -73,8 +73,11 @@ final class RetirementProcessor implements Processor<String, SessionView, String
         return Math.max(last + 1, next.getEvaluatedAt().toEpochMilli());
     }
 
-    /** The view of {@code s} from the stores, as of its newest fact. */
-    RetirementView view(SessionView s, long sequence) {
+    /**
+     * The view of {@code s} from the stores, as of its newest fact; its sequence is 0 until it is published
+     * ({@link #nextSequence}).
+     */
+    RetirementView view(SessionView s) {
         java.util.Map<String, dev.ensemble.sessions.views.RunFacts> runFacts = stores.runFacts(s);
         DeletionState d = stores.deletion(s.getAccount(), s.getSessionId());
         RetirementRules.Facts f = stores.facts(s, runFacts, d);
@@ -108,7 +111,7 @@ final class RetirementProcessor implements Processor<String, SessionView, String
                 .setSessionId(s.getSessionId())
                 .setAccount(s.getAccount())
                 .setSpace(s.getSpace())
-                .setSequence(sequence)
+                .setSequence(0L)
                 .setEvaluatedAt(asOf)
                 .setKind(s.getKind())
                 .setSourceRef(s.getSourceRef())

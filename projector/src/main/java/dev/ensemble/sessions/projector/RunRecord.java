@@ -1,10 +1,7 @@
 package dev.ensemble.sessions.projector;
 
 import dev.ensemble.sessions.views.RunFacts;
-import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.serialization.Serializer;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -71,9 +68,7 @@ final class RunRecord {
      * task id, sourceRef, kind, keepDays, nextRunAt, claimedAt, agent session ids. Strings as UTF-8 after their length
      * (-1: null); times as epoch ms (ms precision, as the log's).
      */
-    static final Serde<RunRecord> SERDE = Serdes.serdeFrom(
-            (Serializer<RunRecord>) (topic, r) -> r == null ? null : r.encode(),
-            (Deserializer<RunRecord>) (topic, bytes) -> bytes == null ? null : decode(bytes));
+    static final Serde<RunRecord> SERDE = StoreBytes.serde(RunRecord::encode, RunRecord::decode);
 
     private byte[] encode() {
         byte[] ids = AppliedEvents.RunEventIds.SERDE.serializer().serialize(null, eventIds);
@@ -103,21 +98,18 @@ final class RunRecord {
     }
 
     private static RunRecord decode(byte[] bytes) {
-        ByteBuffer b = ByteBuffer.wrap(bytes);
-        if (b.get() != 1) {
-            throw new IllegalArgumentException("unknown run record version " + bytes[0]);
-        }
+        ByteBuffer b = StoreBytes.open(bytes, 1, "run record");
         int flags = b.get();
-        String sessionId = (flags & 1) != 0 ? string(b) : null;
+        String sessionId = (flags & 1) != 0 ? StoreBytes.string(b) : null;
         byte[] ids = new byte[b.getInt()];
         b.get(ids);
         AppliedEvents.RunEventIds eventIds = AppliedEvents.RunEventIds.SERDE.deserializer().deserialize(null, ids);
         RunFacts facts = null;
         if ((flags & 2) != 0) {
-            String runId = string(b);
-            String taskId = string(b);
-            String sourceRef = string(b);
-            String kind = string(b);
+            String runId = StoreBytes.string(b);
+            String taskId = StoreBytes.string(b);
+            String sourceRef = StoreBytes.string(b);
+            String kind = StoreBytes.string(b);
             boolean hasKeepDays = b.get() != 0;
             int keepDaysValue = b.getInt();
             Integer keepDays = hasKeepDays ? Integer.valueOf(keepDaysValue) : null;
@@ -128,22 +120,12 @@ final class RunRecord {
             int n = b.getInt();
             List<String> agentSessionIds = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                agentSessionIds.add(string(b));
+                agentSessionIds.add(StoreBytes.string(b));
             }
             facts = RunFacts.newBuilder().setRunId(runId).setTaskId(taskId).setSourceRef(sourceRef).setKind(kind).setKeepDays(keepDays)
                     .setNextRunAt(nextRunAt).setAgentSessionIds(agentSessionIds).setClaimedAt(claimedAt).build();
         }
         return new RunRecord(sessionId, eventIds, facts);
-    }
-
-    private static String string(ByteBuffer b) {
-        int n = b.getInt();
-        if (n < 0) {
-            return null;
-        }
-        String s = new String(b.array(), b.arrayOffset() + b.position(), n, StandardCharsets.UTF_8);
-        b.position(b.position() + n);
-        return s;
     }
 
     /** A growing buffer. */

@@ -1,13 +1,9 @@
 package dev.ensemble.sessions.projector;
 
 import dev.ensemble.sessions.views.SessionView;
-import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
-import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.serialization.Serializer;
 
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 
 /**
@@ -62,59 +58,37 @@ public record SessionFill(String agentSessionId, Instant agentSessionAt, Long co
     }
 
     /** Its bytes in the store and changelog: a version byte, then the fields (strings as UTF-8 with their length). */
-    static final Serde<SessionFill> SERDE = Serdes.serdeFrom(new Serializer<>() {
-        @Override
-        public byte[] serialize(String topic, SessionFill f) {
-            if (f == null) {
-                return null;
-            }
-            byte[] id = bytes(f.agentSessionId);
-            byte[] model = bytes(f.model);
-            ByteBuffer b = ByteBuffer.allocate(1 + 1 + 4 + id.length + 8 + 8 + 8 + 4 + model.length + 8 + 8);
-            int nulls = (f.agentSessionId == null ? 1 : 0) | (f.agentSessionAt == null ? 2 : 0) | (f.contextUsed == null ? 4 : 0)
-                    | (f.contextSize == null ? 8 : 0) | (f.model == null ? 16 : 0) | (f.lastActiveAt == null ? 32 : 0);
-            b.put((byte) 1).put((byte) nulls);
-            b.putInt(id.length).put(id);
-            b.putLong(f.agentSessionAt == null ? 0 : f.agentSessionAt.toEpochMilli());
-            b.putLong(f.contextUsed == null ? 0 : f.contextUsed);
-            b.putLong(f.contextSize == null ? 0 : f.contextSize);
-            b.putInt(model.length).put(model);
-            b.putLong(f.lastActiveAt == null ? 0 : f.lastActiveAt.toEpochMilli());
-            b.putLong(f.changes);
-            return b.array();
-        }
-    }, new Deserializer<>() {
-        @Override
-        public SessionFill deserialize(String topic, byte[] data) {
-            if (data == null) {
-                return null;
-            }
-            ByteBuffer b = ByteBuffer.wrap(data);
-            if (b.get() != 1) {
-                throw new IllegalArgumentException("unknown session fill version " + data[0]);
-            }
-            int nulls = b.get();
-            String id = string(b);
-            long at = b.getLong();
-            long used = b.getLong();
-            long size = b.getLong();
-            String model = string(b);
-            long last = b.getLong();
-            long changes = b.getLong();
-            return new SessionFill((nulls & 1) != 0 ? null : id, (nulls & 2) != 0 ? null : Instant.ofEpochMilli(at),
-                    (nulls & 4) != 0 ? null : used, (nulls & 8) != 0 ? null : size, (nulls & 16) != 0 ? null : model,
-                    (nulls & 32) != 0 ? null : Instant.ofEpochMilli(last), changes);
-        }
-    });
+    static final Serde<SessionFill> SERDE = StoreBytes.serde(SessionFill::encode, SessionFill::decode);
 
-    private static byte[] bytes(String s) {
-        return s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8);
+    private byte[] encode() {
+        byte[] id = StoreBytes.utf8(agentSessionId);
+        byte[] modelBytes = StoreBytes.utf8(model);
+        ByteBuffer b = ByteBuffer.allocate(1 + 1 + 4 + id.length + 8 + 8 + 8 + 4 + modelBytes.length + 8 + 8);
+        int nulls = (agentSessionId == null ? 1 : 0) | (agentSessionAt == null ? 2 : 0) | (contextUsed == null ? 4 : 0)
+                | (contextSize == null ? 8 : 0) | (model == null ? 16 : 0) | (lastActiveAt == null ? 32 : 0);
+        b.put((byte) 1).put((byte) nulls);
+        b.putInt(id.length).put(id);
+        b.putLong(agentSessionAt == null ? 0 : agentSessionAt.toEpochMilli());
+        b.putLong(contextUsed == null ? 0 : contextUsed);
+        b.putLong(contextSize == null ? 0 : contextSize);
+        b.putInt(modelBytes.length).put(modelBytes);
+        b.putLong(lastActiveAt == null ? 0 : lastActiveAt.toEpochMilli());
+        b.putLong(changes);
+        return b.array();
     }
 
-    private static String string(ByteBuffer b) {
-        int n = b.getInt();
-        String s = new String(b.array(), b.arrayOffset() + b.position(), n, StandardCharsets.UTF_8);
-        b.position(b.position() + n);
-        return s;
+    private static SessionFill decode(byte[] data) {
+        ByteBuffer b = StoreBytes.open(data, 1, "session fill");
+        int nulls = b.get();
+        String id = StoreBytes.string(b);
+        long at = b.getLong();
+        long used = b.getLong();
+        long size = b.getLong();
+        String model = StoreBytes.string(b);
+        long last = b.getLong();
+        long changes = b.getLong();
+        return new SessionFill((nulls & 1) != 0 ? null : id, (nulls & 2) != 0 ? null : Instant.ofEpochMilli(at),
+                (nulls & 4) != 0 ? null : used, (nulls & 8) != 0 ? null : size, (nulls & 16) != 0 ? null : model,
+                (nulls & 32) != 0 ? null : Instant.ofEpochMilli(last), changes);
     }
 }

@@ -1,7 +1,10 @@
 package dev.ensemble.sessions.projector;
 
 import dev.ensemble.sessions.schema.Topics;
+import dev.ensemble.sessions.choice.ChoiceConfigEvents;
+import dev.ensemble.sessions.choice.ConfigLoader;
 import dev.ensemble.sessions.choice.CorpusStats;
+import dev.ensemble.sessions.choice.SessionChoiceConfig;
 import dev.ensemble.sessions.views.CorpusView;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.junit.jupiter.api.Test;
@@ -12,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import static dev.ensemble.sessions.projector.ChainFixture.T0;
 import static dev.ensemble.sessions.projector.ChainFixture.claimed;
 import static dev.ensemble.sessions.projector.ChainFixture.done;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -75,6 +79,39 @@ class CorpusStatisticsTest {
             assertThat(pending.get("acct-ana/laptop")).as("unmarked once published").isNull();
             assertThat(read(f)).as("an unchanged table is not published again").isEmpty();
             assertThat(f.driver.producedTopicNames()).contains("test-projector-" + StoreNames.PENDING_CORPUS + "-changelog");
+        }
+    }
+
+    /** The documents of {@code account/computer}'s table in the store, by key. */
+    private static List<String> storedDocs(ChainFixture f, String table) {
+        List<String> keys = new java.util.ArrayList<>();
+        org.apache.kafka.streams.state.KeyValueStore<String, String> docs = f.driver.getKeyValueStore(StoreNames.CORPUS_DOCS);
+        try (var it = docs.prefixScan(table + "/", new org.apache.kafka.common.serialization.StringSerializer())) {
+            it.forEachRemaining(kv -> keys.add(kv.key));
+        }
+        return keys;
+    }
+
+    @Test
+    void aTableLoadedAgainFromTheStoreReplacesATasksDocumentAndDropsWhatFallsOutOfAShrunkWindow() throws Exception {
+        try (ChainFixture f = new ChainFixture()) {
+            f.given(claimed("job-1", null, "Build the ranking API", 0),
+                    claimed("job-2", null, "Rank results by recency", 1),
+                    claimed("job-3", null, "Fix the login page", 2));
+            assertThat(storedDocs(f, "acct-ana/laptop")).hasSize(3);
+            // a config change drops the tables in memory: the next change loads the table from its stored documents
+            f.given(ChoiceConfigEvents.changed(SessionChoiceConfig.defaults(), T0.plusSeconds(180)));
+            f.given(done("job-1", "ok", List.of("src/search/RankResults.java"), 4));
+            assertThat(stats(read(f).get("acct-ana/laptop")).n()).isEqualTo(3);
+            assertThat(storedDocs(f, "acct-ana/laptop")).as("job-1's older document is deleted, not kept beside its new one")
+                    .hasSize(3).doesNotContain(CorpusProcessor.docKey("acct-ana/laptop", 1));
+
+            f.given(ChoiceConfigEvents.changed(ConfigLoader.merge(SessionChoiceConfig.defaults(), "{\"limits\":{\"corpusTasks\":2}}"),
+                    T0.plusSeconds(300)));
+            f.given(claimed("job-4", null, "Cache the ranking", 6));
+            assertThat(stats(read(f).get("acct-ana/laptop")).n()).isEqualTo(2);
+            assertThat(storedDocs(f, "acct-ana/laptop")).as("the documents beyond the shrunk window are deleted from the store")
+                    .hasSize(2);
         }
     }
 }

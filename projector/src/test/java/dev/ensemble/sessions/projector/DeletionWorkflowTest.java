@@ -45,6 +45,24 @@ class DeletionWorkflowTest {
     }
 
     @Test
+    void aRetirementViewIsPublishedAgainOnlyWhenItChanged() {
+        try (DeletionFixture f = twoRuns()) {
+            RetirementView before = f.retirement("job-1");
+            long sessionSequence = f.session("job-1").getSequence();
+            f.given(engine("job-2", "agent-b", min(5))); // the session changes, its retirement facts do not
+            assertThat(f.session("job-1").getSequence()).as("the session changed: its retirement was evaluated again")
+                    .isGreaterThan(sessionSequence);
+            assertThat(f.retirement("job-1").getSequence()).as("the same view is not published again")
+                    .isEqualTo(before.getSequence());
+
+            f.given(engine("job-2", "agent-c", min(5)));
+            RetirementView after = f.retirement("job-1");
+            assertThat(after.getAgentSessionIds()).containsExactly("agent-a", "agent-b", "agent-c");
+            assertThat(after.getSequence()).as("a changed view is published with a higher sequence").isGreaterThan(before.getSequence());
+        }
+    }
+
+    @Test
     void aRetiredSessionIsDeletedStepByStepAndTheAuditKeepsEveryStep() {
         try (DeletionFixture f = twoRuns()) {
             f.given(task("task-1", TaskStatus.DELETED, false, min(10)));
