@@ -22,21 +22,34 @@ import java.util.List;
  *       keepDays, nextRunAt, sourceRef, task, kind, claim time), folded by the event intake; null before its claim
  *       or first engine event.</li>
  * </ul>
- * Mutable: a reader changes the record it read and puts it back.
+ * Mutable: a reader changes the record it read and puts it back. Its eventIds and facts are decoded when first asked
+ * for, and written back as read when untouched.
  */
 final class RunRecord {
     private String sessionId;
-    private final AppliedEvents.RunEventIds eventIds;
+    private AppliedEvents.RunEventIds eventIds;
     private RunFacts facts;
+    /**
+     * The record's bytes as read, while a part is not decoded yet: an event about a run mostly needs its session alone
+     * (the chains) or its eventIds alone (the intake), so each part is decoded when it is first asked for, and an
+     * untouched part is written back as the bytes it was read from.
+     */
+    private final byte[] read;
+    private int idsAt = -1;
+    private int idsLength;
+    private int factsAt = -1;
 
     RunRecord() {
-        this(null, new AppliedEvents.RunEventIds(), null);
+        this.eventIds = new AppliedEvents.RunEventIds();
+        this.read = null;
     }
 
-    private RunRecord(String sessionId, AppliedEvents.RunEventIds eventIds, RunFacts facts) {
+    private RunRecord(String sessionId, byte[] read, int idsAt, int idsLength, int factsAt) {
         this.sessionId = sessionId;
-        this.eventIds = eventIds;
-        this.facts = facts;
+        this.read = read;
+        this.idsAt = idsAt;
+        this.idsLength = idsLength;
+        this.factsAt = factsAt;
     }
 
     /** The run's session, or null while its claim is not applied. */
@@ -50,16 +63,26 @@ final class RunRecord {
 
     /** The eventIds applied for the run (changed in place). */
     AppliedEvents.RunEventIds eventIds() {
+        if (eventIds == null) {
+            eventIds = AppliedEvents.RunEventIds.SERDE.deserializer().deserialize(null,
+                    java.util.Arrays.copyOfRange(read, idsAt, idsAt + idsLength));
+            idsAt = -1;
+        }
         return eventIds;
     }
 
     /** The run's facts, or null before its claim or first engine event. */
     RunFacts facts() {
+        if (factsAt >= 0) {
+            facts = decodeFacts(ByteBuffer.wrap(read, factsAt, read.length - factsAt));
+            factsAt = -1;
+        }
         return facts;
     }
 
     void setFacts(RunFacts facts) {
         this.facts = facts;
+        this.factsAt = -1;
     }
 
     /**
@@ -71,15 +94,24 @@ final class RunRecord {
     static final Serde<RunRecord> SERDE = StoreBytes.serde(RunRecord::encode, RunRecord::decode);
 
     private byte[] encode() {
-        byte[] ids = AppliedEvents.RunEventIds.SERDE.serializer().serialize(null, eventIds);
-        Out out = new Out(64 + ids.length);
-        out.b.put((byte) 1).put((byte) ((sessionId != null ? 1 : 0) | (facts != null ? 2 : 0)));
-        if (sessionId != null) {
-            out.string(sessionId);
+        boolean hasFacts = factsAt >= 0 || facts != null;
+        Out out;
+        if (idsAt >= 0) {
+            out = new Out(64 + idsLength);
+            head(out, hasFacts);
+            out.room(4 + idsLength);
+            out.b.putInt(idsLength).put(read, idsAt, idsLength);
+        } else {
+            byte[] ids = AppliedEvents.RunEventIds.SERDE.serializer().serialize(null, eventIds);
+            out = new Out(64 + ids.length);
+            head(out, hasFacts);
+            out.room(4 + ids.length);
+            out.b.putInt(ids.length).put(ids);
         }
-        out.room(4 + ids.length);
-        out.b.putInt(ids.length).put(ids);
-        if (facts != null) {
+        if (factsAt >= 0) {
+            out.room(read.length - factsAt);
+            out.b.put(read, factsAt, read.length - factsAt);
+        } else if (facts != null) {
             RunFacts f = facts;
             out.string(f.getRunId());
             out.string(f.getTaskId());
@@ -97,35 +129,46 @@ final class RunRecord {
         return java.util.Arrays.copyOf(out.b.array(), out.b.position());
     }
 
+    private void head(Out out, boolean hasFacts) {
+        out.b.put((byte) 1).put((byte) ((sessionId != null ? 1 : 0) | (hasFacts ? 2 : 0)));
+        if (sessionId != null) {
+            out.string(sessionId);
+        }
+    }
+
+    /** Reads the flags and the session id; the eventIds and facts are decoded when first asked for. */
     private static RunRecord decode(byte[] bytes) {
         ByteBuffer b = StoreBytes.open(bytes, 1, "run record");
         int flags = b.get();
         String sessionId = (flags & 1) != 0 ? StoreBytes.string(b) : null;
-        byte[] ids = new byte[b.getInt()];
-        b.get(ids);
-        AppliedEvents.RunEventIds eventIds = AppliedEvents.RunEventIds.SERDE.deserializer().deserialize(null, ids);
-        RunFacts facts = null;
-        if ((flags & 2) != 0) {
-            String runId = StoreBytes.string(b);
-            String taskId = StoreBytes.string(b);
-            String sourceRef = StoreBytes.string(b);
-            String kind = StoreBytes.string(b);
-            boolean hasKeepDays = b.get() != 0;
-            int keepDaysValue = b.getInt();
-            Integer keepDays = hasKeepDays ? Integer.valueOf(keepDaysValue) : null;
-            boolean hasNextRunAt = b.get() != 0;
-            long nextRunAtMs = b.getLong();
-            Instant nextRunAt = hasNextRunAt ? Instant.ofEpochMilli(nextRunAtMs) : null;
-            Instant claimedAt = Instant.ofEpochMilli(b.getLong());
-            int n = b.getInt();
-            List<String> agentSessionIds = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                agentSessionIds.add(StoreBytes.string(b));
-            }
-            facts = RunFacts.newBuilder().setRunId(runId).setTaskId(taskId).setSourceRef(sourceRef).setKind(kind).setKeepDays(keepDays)
-                    .setNextRunAt(nextRunAt).setAgentSessionIds(agentSessionIds).setClaimedAt(claimedAt).build();
+        int idsLength = b.getInt();
+        int idsAt = b.position();
+        int factsAt = (flags & 2) != 0 ? idsAt + idsLength : -1;
+        if (idsLength < 0 || idsAt + idsLength > bytes.length) {
+            throw new IllegalArgumentException("run record: eventIds of " + idsLength + " bytes in a record of " + bytes.length);
         }
-        return new RunRecord(sessionId, eventIds, facts);
+        return new RunRecord(sessionId, bytes, idsAt, idsLength, factsAt);
+    }
+
+    private static RunFacts decodeFacts(ByteBuffer b) {
+        String runId = StoreBytes.string(b);
+        String taskId = StoreBytes.string(b);
+        String sourceRef = StoreBytes.string(b);
+        String kind = StoreBytes.string(b);
+        boolean hasKeepDays = b.get() != 0;
+        int keepDaysValue = b.getInt();
+        Integer keepDays = hasKeepDays ? Integer.valueOf(keepDaysValue) : null;
+        boolean hasNextRunAt = b.get() != 0;
+        long nextRunAtMs = b.getLong();
+        Instant nextRunAt = hasNextRunAt ? Instant.ofEpochMilli(nextRunAtMs) : null;
+        Instant claimedAt = Instant.ofEpochMilli(b.getLong());
+        int n = b.getInt();
+        List<String> agentSessionIds = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            agentSessionIds.add(StoreBytes.string(b));
+        }
+        return RunFacts.newBuilder().setRunId(runId).setTaskId(taskId).setSourceRef(sourceRef).setKind(kind).setKeepDays(keepDays)
+                .setNextRunAt(nextRunAt).setAgentSessionIds(agentSessionIds).setClaimedAt(claimedAt).build();
     }
 
     /** A growing buffer. */

@@ -299,58 +299,79 @@ public final class ViewBounds {
 
     private static boolean walk(SpecificRecord r, At path, boolean isEvent, Walk w) {
         boolean over = false;
-        for (Schema.Field f : r.getSchema().getFields()) {
-            Object v = r.get(f.pos());
+        for (Field f : FIELDS.get(r.getClass())) {
+            Object v = r.get(f.pos);
             if (v == null) {
                 continue;
             }
-            String name = f.name();
-            if (name.equals("omitted") || name.equals("json") || name.equals("hash") || name.equals("stats")) {
-                continue; // counts, and what is not text for people (a config's JSON, the corpus' table)
-            }
             if (v instanceof CharSequence s) {
-                over |= text(r, f, name, path, s.toString(), isEvent, w);
+                over |= text(r, f, path, s.toString(), isEvent, w);
             } else if (v instanceof SpecificRecord child) {
-                over |= walk(child, path.child(name), isEvent, w);
+                over |= walk(child, path.child(f.name), isEvent, w);
             } else if (v instanceof List<?> list) {
-                over |= list(r, f, name, path.child(name), list, isEvent, w);
+                over |= list(r, f, path.child(f.name), list, isEvent, w);
             }
         }
         return over;
     }
 
-    private static boolean text(SpecificRecord r, Schema.Field f, String name, At path, String s, boolean isEvent, Walk w) {
-        if (isEvent && s.length() > ID_CHARS && Limits.isId(name)) {
-            refuse(w.event, path.child(name).toString(), s.length());
+    /**
+     * What the walk needs of one field of a record class, worked out once per class: its position and name, its text
+     * bound ({@code 0}: none), whether it is an id ({@link Limits#isId}), a content list capped in events, its list bound.
+     * The fields left out (counts, and what is not text for people: a config's JSON, the corpus' table) have none.
+     */
+    private record Field(int pos, String name, int textMax, boolean id, boolean eventList, int listMax) {
+    }
+
+    private static final ClassValue<Field[]> FIELDS = new ClassValue<>() {
+        @Override
+        protected Field[] computeValue(Class<?> type) {
+            Schema schema = org.apache.avro.specific.SpecificData.get().getSchema(type);
+            List<Field> out = new ArrayList<>();
+            for (Schema.Field f : schema.getFields()) {
+                String name = f.name();
+                if (name.equals("omitted") || name.equals("json") || name.equals("hash") || name.equals("stats")) {
+                    continue;
+                }
+                out.add(new Field(f.pos(), name, TEXTS.getOrDefault(name, 0), Limits.isId(name), EVENT_LISTS.contains(name),
+                        LISTS.getOrDefault(name, IDS)));
+            }
+            return out.toArray(Field[]::new);
         }
-        Integer max = TEXTS.get(name);
-        if (max == null || s.length() <= max) {
+    };
+
+    private static boolean text(SpecificRecord r, Field f, At path, String s, boolean isEvent, Walk w) {
+        if (isEvent && f.id && s.length() > ID_CHARS) {
+            refuse(w.event, path.child(f.name).toString(), s.length());
+        }
+        int max = f.textMax;
+        if (max == 0 || s.length() <= max) {
             w.chars += s.length();
             return false;
         }
         w.chars += max;
         if (w.apply) {
-            r.put(f.pos(), text(s, max));
+            r.put(f.pos, text(s, max));
         }
         return true;
     }
 
-    private static boolean list(SpecificRecord r, Schema.Field f, String name, At at, List<?> list, boolean isEvent, Walk w) {
+    private static boolean list(SpecificRecord r, Field f, At at, List<?> list, boolean isEvent, Walk w) {
         boolean over = false;
         List<?> kept = list;
-        boolean capped = isEvent ? EVENT_LISTS.contains(name) : !(at.isTopField("runIds") && r instanceof RetirementView);
-        int max = LISTS.getOrDefault(name, IDS) * (isEvent ? EVENT_LIST_FACTOR : 1);
+        boolean capped = isEvent ? f.eventList : !(at.isTopField("runIds") && r instanceof RetirementView);
+        int max = f.listMax * (isEvent ? EVENT_LIST_FACTOR : 1);
         if (capped && list.size() > max) {
             over = true;
             kept = list.subList(list.size() - max, list.size());
             if (w.apply) {
                 w.omitted.merge(at.toString(), list.size() - max, Integer::sum);
-                r.put(f.pos(), new ArrayList<>(kept));
-                kept = (List<?>) r.get(f.pos());
+                r.put(f.pos, new ArrayList<>(kept));
+                kept = (List<?>) r.get(f.pos);
             }
         }
-        Integer textMax = TEXTS.get(name);
-        boolean ids = isEvent && Limits.isId(name);
+        int textMax = f.textMax;
+        boolean ids = isEvent && f.id;
         for (int i = 0; i < kept.size(); i++) {
             Object item = kept.get(i);
             if (item instanceof CharSequence cs) {
@@ -358,14 +379,14 @@ public final class ViewBounds {
                 if (ids && s.length() > ID_CHARS) {
                     refuse(w.event, at + "[" + (list.size() - kept.size() + i) + "]", s.length());
                 }
-                if (textMax != null && s.length() > textMax) {
+                if (textMax != 0 && s.length() > textMax) {
                     over = true;
                     w.chars += textMax;
                     if (w.apply) {
                         @SuppressWarnings("unchecked") List<Object> mutable = (List<Object>) kept;
                         if (kept == list) { // never change a list of the caller's in place before it is copied
                             mutable = new ArrayList<>(list);
-                            r.put(f.pos(), mutable);
+                            r.put(f.pos, mutable);
                             kept = mutable;
                         }
                         mutable.set(i, text(s, textMax));

@@ -43,4 +43,33 @@ class RunRecordTest {
         r.facts().setNextRunAt(null);
         assertThat(roundTrip(r).facts()).isEqualTo(r.facts());
     }
+
+    @Test
+    void partsNotAskedForAreWrittenBackAsTheyWereRead() {
+        RunRecord r = new RunRecord();
+        r.eventIds().append("0b4f3c1e-2a51-4c3e-9d5f-000000000001");
+        r.setFacts(RunFacts.newBuilder().setRunId("run-1").setKind("TASK_RUN").setClaimedAt(Instant.ofEpochMilli(1_700_000_000_000L))
+                .setAgentSessionIds(new ArrayList<>(List.of("a-1"))).build());
+        RunFacts facts = r.facts();
+
+        RunRecord read = roundTrip(r); // neither the eventIds nor the facts asked for
+        read.setSessionId("sess-1");
+        RunRecord back = roundTrip(read);
+        assertThat(back.sessionId()).isEqualTo("sess-1");
+        assertThat(back.facts()).isEqualTo(facts);
+        assertThat(back.eventIds().ids()).containsExactly("0b4f3c1e-2a51-4c3e-9d5f-000000000001");
+
+        RunRecord idsOnly = roundTrip(back); // the eventIds changed, the facts not asked for
+        idsOnly.eventIds().append("e-2");
+        RunRecord again = roundTrip(idsOnly);
+        assertThat(again.eventIds().ids()).containsExactly("0b4f3c1e-2a51-4c3e-9d5f-000000000001", "e-2");
+        assertThat(again.facts()).isEqualTo(facts);
+        assertThat(again.sessionId()).isEqualTo("sess-1");
+
+        RunRecord factsChanged = roundTrip(again); // the facts changed in place, the eventIds not asked for
+        factsChanged.facts().setAgentSessionIds(new ArrayList<>(List.of("a-1", "a-2")));
+        RunRecord last = roundTrip(factsChanged);
+        assertThat(last.facts().getAgentSessionIds()).containsExactly("a-1", "a-2");
+        assertThat(last.eventIds().ids()).containsExactly("0b4f3c1e-2a51-4c3e-9d5f-000000000001", "e-2");
+    }
 }
