@@ -67,7 +67,7 @@ public final class ProjectorRebuild {
     /**
      * As {@link #reset(String, Path, Duration, java.util.function.Consumer)} on a cluster whose clients need
      * {@code clientProperties} (its security settings, {@link dev.ensemble.sessions.schema.KafkaClients}); the reset tool
-     * gets them in a temporary file readable by its owner only ({@code --config-file}), deleted afterwards.
+     * gets them in a temporary file readable by its owner only ({@code --command-config}), deleted afterwards.
      */
     public static long reset(String bootstrapServers, Map<String, ?> clientProperties, Path stateDir, Duration membersLeave,
                              java.util.function.Consumer<String> notice) throws InterruptedException {
@@ -108,7 +108,7 @@ public final class ProjectorRebuild {
             Path configFile = clientProperties.isEmpty() ? null : ownerOnlyPropertiesFile(clientProperties);
             int code;
             try {
-                if (configFile != null) args.addAll(List.of("--config-file", configFile.toString()));
+                if (configFile != null) args.addAll(List.of("--command-config", configFile.toString()));
                 code = new StreamsResetter().execute(args.toArray(String[]::new));
             } finally {
                 if (configFile != null) java.nio.file.Files.deleteIfExists(configFile);
