@@ -26,6 +26,7 @@ public final class ConfigWatcher {
     private final Clock clock;
     private final Duration interval;
     private final Consumer<String> log;
+    private final Consumer<String> refused;
 
     private Instant lastCheck;
     private FileTime seenMtime;
@@ -41,18 +42,32 @@ public final class ConfigWatcher {
      * @param log      receives one line per load and per invalid file, with the reason
      */
     public ConfigWatcher(Path file, Clock clock, Duration interval, Consumer<String> log) {
+        this(file, clock, interval, log, log);
+    }
+
+    /**
+     * @param loaded  receives one line per load (a file read, or absent: the defaults)
+     * @param refused receives one line per invalid file, with the reason (the defaults apply)
+     */
+    public ConfigWatcher(Path file, Clock clock, Duration interval, Consumer<String> loaded, Consumer<String> refused) {
         if (interval.isNegative() || interval.isZero()) throw new IllegalArgumentException("interval must be positive");
         this.file = file;
         this.clock = Objects.requireNonNull(clock);
         this.interval = interval;
-        this.log = Objects.requireNonNull(log);
+        this.log = Objects.requireNonNull(loaded);
+        this.refused = Objects.requireNonNull(refused);
         check(clock.instant());
     }
 
     /** A watcher of the file named by {@code ENSEMBLE_SESSION_CHOICE_CONFIG} (none when unset or blank). */
     public static ConfigWatcher fromEnvironment(Clock clock, Consumer<String> log) {
+        return fromEnvironment(clock, log, log);
+    }
+
+    /** As {@link #fromEnvironment(Clock, Consumer)}, loads and refusals to their own lines (e.g. a log's INFO and WARN). */
+    public static ConfigWatcher fromEnvironment(Clock clock, Consumer<String> loaded, Consumer<String> refused) {
         String name = System.getenv(ConfigLoader.ENV);
-        return new ConfigWatcher(name == null || name.isBlank() ? null : Path.of(name), clock, DEFAULT_INTERVAL, log);
+        return new ConfigWatcher(name == null || name.isBlank() ? null : Path.of(name), clock, DEFAULT_INTERVAL, loaded, refused);
     }
 
     /** The effective config, re-read first if the interval has passed and the file changed. */
@@ -100,7 +115,7 @@ public final class ConfigWatcher {
         } catch (ConfigLoader.InvalidConfigException e) {
             current = SessionChoiceConfig.defaults();
             lastProblem = e.getMessage();
-            log.accept("session-choice config " + file + " is invalid, the defaults apply: " + e.getMessage());
+            refused.accept("session-choice config " + file + " is invalid, the defaults apply: " + e.getMessage());
         }
     }
 }

@@ -131,6 +131,30 @@ class ConfigTest {
     }
 
     @Test
+    void aLoadAndARefusalGoToTheirOwnLines() throws Exception {
+        Path f = Files.createTempFile("choice-config", ".json");
+        try {
+            Files.writeString(f, "{\"version\": \"v1\"}");
+            MutableClock clock = new MutableClock();
+            List<String> loaded = new ArrayList<>();
+            List<String> refused = new ArrayList<>();
+            ConfigWatcher w = new ConfigWatcher(f, clock, Duration.ofSeconds(30), loaded::add, refused::add);
+            assertThat(w.current().version()).isEqualTo("v1");
+            assertThat(loaded).singleElement().asString().contains("loaded: version v1");
+            assertThat(refused).isEmpty();
+
+            Files.writeString(f, "{\"version\": \"v2\", \"bands\": {\"unsure\": 99}}");
+            Files.setLastModifiedTime(f, FileTime.from(Instant.parse("2026-03-01T00:00:20Z")));
+            clock.now = clock.now.plusSeconds(30);
+            assertThat(w.current()).isEqualTo(SessionChoiceConfig.defaults());
+            assertThat(refused).singleElement().asString().contains("is invalid, the defaults apply");
+            assertThat(loaded).hasSize(1);
+        } finally {
+            Files.deleteIfExists(f);
+        }
+    }
+
+    @Test
     void noFileMeansDefaults() {
         ConfigWatcher w = new ConfigWatcher(null, Clock.systemUTC(), Duration.ofSeconds(30), s -> { });
         assertThat(w.current()).isSameAs(SessionChoiceConfig.defaults());

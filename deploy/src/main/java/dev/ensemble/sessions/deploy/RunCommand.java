@@ -255,7 +255,7 @@ final class RunCommand implements Runnable {
             return runUntilStopped("choice", options, kafka, running, () -> {
                 ensureTopics(options, kafka, RetirementRules.Config.defaults(), CleanupConfig.defaults());
                 ChoiceService choice = new ChoiceService(new ChoiceService.Settings(kafka.bootstrapServers(), options.stateDir("choice"),
-                        options.replicationFactor, host, port, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn),
+                        options.replicationFactor, host, port, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::info, LOG::warn),
                         Clock.systemUTC())).withClientProperties(kafka.clientProperties())
                         .withStreamsSettings(kafka.streamsSettings()).withSecret(secret);
                 running.add(choice);

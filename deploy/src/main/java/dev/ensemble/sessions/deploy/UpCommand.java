@@ -259,7 +259,7 @@ final class UpCommand implements Callable<Integer> {
                 DataDir.writePrivate(data.token(), token + "\n");
             }
             ChoiceService choice = new ChoiceService(new ChoiceService.Settings(bootstrap, data.state("choice"),
-                    replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::warn),
+                    replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::info, LOG::warn),
                     Clock.systemUTC())).withClientProperties(security).withMeters(meters).start();
             running.add(choice);
             Gateway gateway;
