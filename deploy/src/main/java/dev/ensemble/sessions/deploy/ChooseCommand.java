@@ -167,9 +167,10 @@ final class ChooseCommand implements Callable<Integer> {
 
     /** The agents of the account's sessions on {@code computer}, the most recently active first. */
     private static List<String> agentsOn(ApiClient api, String computer) throws Exception {
-        JsonNode list = api.get("/api/agent/sessions?limit=500&deviceId=" + URLEncoder.encode(computer, StandardCharsets.UTF_8));
+        // every page: an agent whose sessions are all older than the first page's must be found too
+        JsonNode list = SessionsCommand.list(api, "&computer=" + URLEncoder.encode(computer, StandardCharsets.UTF_8), null);
         Set<String> agents = new LinkedHashSet<>();
-        for (JsonNode s : list.path("sessions")) {
+        for (JsonNode s : list) {
             if (s.path("agent").isTextual()) agents.add(s.path("agent").asText());
         }
         return new ArrayList<>(agents);
