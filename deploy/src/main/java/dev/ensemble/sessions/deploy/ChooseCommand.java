@@ -52,8 +52,8 @@ final class ChooseCommand implements Callable<Integer> {
     @Option(names = "--agent", paramLabel = "A", description = "only this agent's sessions (claude-code, codex, gemini-cli, copilot, cursor, opencode, qwen-code); default: every agent with sessions here")
     String agent;
 
-    @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions)")
-    Path dataDir;
+    @picocli.CommandLine.Mixin
+    RunningSystemOption system = new RunningSystemOption();
 
     @Option(names = "--json", description = "print the decision record (JSON) instead of text")
     boolean json;
@@ -70,7 +70,7 @@ final class ChooseCommand implements Callable<Integer> {
         if (task.isEmpty()) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "TASK TITLE is empty: say what the task is");
         }
-        ApiClient api = ApiClient.of(dataDir);
+        ApiClient api = ApiClient.of(system.dataDir);
         String computer = api.readLine(api.data().computerId(), "computer id (written by 'up' at its start)");
         String account = api.get("/api/me").path("account").asText();
         if (agent != null && !dev.ensemble.sessions.agent.AgentStoreDeleter.AGENTS.contains(agent)) {

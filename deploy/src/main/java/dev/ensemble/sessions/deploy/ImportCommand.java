@@ -26,15 +26,15 @@ final class ImportCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "DIR", description = "~/.claude, ~/.claude/projects, ~/.codex or ~/.codex/sessions folders (or copies of them)")
     List<Path> dirs;
 
-    @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions)")
-    Path dataDir;
+    @picocli.CommandLine.Mixin
+    RunningSystemOption system = new RunningSystemOption();
 
     @Option(names = "--account", description = "the account to import for (default: the user name)")
     String account;
 
     @Override
     public Integer call() throws Exception {
-        DataDir data = DataDir.of(dataDir);
+        DataDir data = DataDir.of(system.dataDir);
         DataDir.Cluster kafka = data.runningCluster();
         List<Path> claude = new ArrayList<>();
         List<Path> codex = new ArrayList<>();

@@ -6,7 +6,6 @@ import picocli.CommandLine.Option;
 import java.io.PrintWriter;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 
@@ -19,15 +18,15 @@ import java.util.concurrent.Callable;
 @Command(name = "login", mixinStandardHelpOptions = true,
         description = "Print a new one-time login link for the web page of the running system.")
 final class LoginCommand implements Callable<Integer> {
-    @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions)")
-    Path dataDir;
+    @picocli.CommandLine.Mixin
+    RunningSystemOption system = new RunningSystemOption();
 
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        ApiClient api = ApiClient.of(dataDir);
+        ApiClient api = ApiClient.of(system.dataDir);
         HttpResponse<String> r = api.send(api.request("/api/login-links").timeout(Duration.ofSeconds(30))
                 .POST(HttpRequest.BodyPublishers.noBody()).build());
         if (r.statusCode() == 401) {

@@ -11,7 +11,6 @@ import picocli.CommandLine.Option;
 import java.io.PrintWriter;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
@@ -52,8 +51,8 @@ final class SessionsCommand implements Callable<Integer> {
     @Option(names = "--limit", paramLabel = "N", description = "at most N sessions (default: every session, page after page)")
     Integer limit;
 
-    @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions)")
-    Path dataDir;
+    @picocli.CommandLine.Mixin
+    RunningSystemOption system = new RunningSystemOption();
 
     @Option(names = "--json", description = "print {\"sessions\": [...]} (JSON, each session as the API gives it) instead of a table")
     boolean json;
@@ -70,7 +69,7 @@ final class SessionsCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--status must be one of "
                     + String.join(", ", SessionQuery.STATUSES) + ", not '" + status + "'");
         }
-        ApiClient api = ApiClient.of(dataDir);
+        ApiClient api = ApiClient.of(system.dataDir);
         StringBuilder filters = new StringBuilder();
         if (q != null && !q.isBlank()) filters.append("&q=").append(enc(q));
         if (agent != null && !agent.isBlank()) filters.append("&agent=").append(enc(agent));

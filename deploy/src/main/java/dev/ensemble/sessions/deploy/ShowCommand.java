@@ -9,7 +9,6 @@ import picocli.CommandLine.Parameters;
 
 import java.io.PrintWriter;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.util.ArrayList;
@@ -33,8 +32,8 @@ final class ShowCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID", description = "the session's id, or the start of it that the 'sessions' table shows")
     String id;
 
-    @Option(names = "--data-dir", description = "the running system's data folder (default ~/.ensemble-sessions)")
-    Path dataDir;
+    @picocli.CommandLine.Mixin
+    RunningSystemOption system = new RunningSystemOption();
 
     @Option(names = "--json", description = "print the session (JSON, as the API gives it, with \"resume\") instead of text")
     boolean json;
@@ -48,7 +47,7 @@ final class ShowCommand implements Callable<Integer> {
         if (wanted.isEmpty()) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "ID is empty: give a session's id (see 'ensemble-sessions sessions')");
         }
-        ApiClient api = ApiClient.of(dataDir);
+        ApiClient api = ApiClient.of(system.dataDir);
         ObjectNode s = detail(api, wanted);
         if (s == null) {
             s = detail(api, byPrefix(api, wanted));
