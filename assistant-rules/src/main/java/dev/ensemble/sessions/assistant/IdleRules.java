@@ -1,16 +1,18 @@
-package dev.ensemble.sessions.projector.assistant;
+package dev.ensemble.sessions.assistant;
 
-import dev.ensemble.sessions.projector.RetirementRules;
-import dev.ensemble.sessions.projector.assistant.TurnRules.Kind;
+import dev.ensemble.sessions.assistant.TurnRules.Kind;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 
 /**
  * When an assistant conversation's session is dropped for being unused (guide §5 "Sessions unused for 30 days (or
  * the chat's keepDays) are dropped", §6 "Deleting a chat deletes its session" for routines, the table "At a glance"),
- * as pure functions. The numbers are {@link RetirementRules.Config}'s, so the cleanup's retirement view and these
- * rules cannot disagree:
+ * as pure functions. The numbers are a {@link Config}; {@link Config#defaults()} holds the guide's, the same as the
+ * projector's {@code RetirementRules.Config.defaults()} (a projector test keeps the two equal), and a caller with a
+ * retirement config of its own builds this one from its fields, so the cleanup's retirement view and these rules
+ * cannot disagree:
  * <ul>
  *   <li>a chat: 30 days unused, or its keepDays; keepDays 0 is never (the persistent sessions guide's "Idle TTL of 0
  *       — disables auto-close");</li>
@@ -20,10 +22,37 @@ import java.time.Instant;
  *       fallback; {@link AskRules#sweep} has the rest of the ask's rules);</li>
  *   <li>a one-off: never kept, so nothing to reap.</li>
  * </ul>
- * "Unused for 30 days" is read as: dropped at last use + 30 days exactly (inclusive), as RetirementRules does.
+ * "Unused for 30 days" is read as: dropped at last use + 30 days exactly (inclusive), as the projector's
+ * RetirementRules does.
  */
 public final class IdleRules {
     private IdleRules() {
+    }
+
+    /**
+     * The numbers of the idle rules.
+     *
+     * @param askIdle              an ask goes this long after its last answer (30 minutes)
+     * @param chatIdle             an assistant chat goes after this long unused (30 days)
+     * @param nodeConversationIdle a node's conversation goes after this long unused (7 days)
+     * @param routineMin           a routine is kept at least this long unused (30 days)
+     * @param routineMax           and at most this long (90 days)
+     */
+    public record Config(Duration askIdle, Duration chatIdle, Duration nodeConversationIdle, Duration routineMin,
+                         Duration routineMax) {
+        public Config {
+            Objects.requireNonNull(askIdle, "askIdle");
+            Objects.requireNonNull(chatIdle, "chatIdle");
+            Objects.requireNonNull(nodeConversationIdle, "nodeConversationIdle");
+            Objects.requireNonNull(routineMin, "routineMin");
+            Objects.requireNonNull(routineMax, "routineMax");
+        }
+
+        /** The guide's numbers: 30 minutes, 30 days, 7 days, 30..90 days. */
+        public static Config defaults() {
+            return new Config(Duration.ofMinutes(30), Duration.ofDays(30), Duration.ofDays(TurnRules.NODE_KEEP_DAYS),
+                    Duration.ofDays(30), Duration.ofDays(90));
+        }
     }
 
     /**
@@ -35,7 +64,7 @@ public final class IdleRules {
      * @param nextRunAt    routines: the next scheduled run, or null
      */
     public static Instant dropAt(Kind kind, Instant lastUsedAt, Instant lastAnswerAt, Integer keepDays, Instant nextRunAt,
-                                 RetirementRules.Config c) {
+                                 Config c) {
         if (kind == Kind.ASK) {
             return lastAnswerAt == null ? null : lastAnswerAt.plus(c.askIdle());
         }
@@ -55,7 +84,7 @@ public final class IdleRules {
 
     /** Whether the session is dropped at {@code now}. */
     public static boolean dropped(Kind kind, Instant lastUsedAt, Instant lastAnswerAt, Integer keepDays, Instant nextRunAt,
-                                  Instant now, RetirementRules.Config c) {
+                                  Instant now, Config c) {
         Instant at = dropAt(kind, lastUsedAt, lastAnswerAt, keepDays, nextRunAt, c);
         return at != null && !now.isBefore(at);
     }
@@ -66,7 +95,7 @@ public final class IdleRules {
      * the next run is not known. A daily routine 30, a fortnightly 30 (28 raised), weekly 30, every 20 days 40, monthly
      * (30 days) 60, every 45 days or more 90.
      */
-    public static int routineKeepDays(Instant lastRunAt, Instant nextRunAt, RetirementRules.Config c) {
+    public static int routineKeepDays(Instant lastRunAt, Instant nextRunAt, Config c) {
         long min = c.routineMin().toDays();
         long max = c.routineMax().toDays();
         if (nextRunAt == null) {

@@ -1,9 +1,9 @@
-package dev.ensemble.sessions.projector.assistant;
+package dev.ensemble.sessions.assistant;
 
-import dev.ensemble.sessions.projector.assistant.DropRules.Action;
-import dev.ensemble.sessions.projector.assistant.DropRules.Computer;
-import dev.ensemble.sessions.projector.assistant.DropRules.Next;
-import dev.ensemble.sessions.projector.assistant.DropRules.PendingDrop;
+import dev.ensemble.sessions.assistant.DropRules.Action;
+import dev.ensemble.sessions.assistant.DropRules.Computer;
+import dev.ensemble.sessions.assistant.DropRules.Next;
+import dev.ensemble.sessions.assistant.DropRules.PendingDrop;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,7 +1,6 @@
-package dev.ensemble.sessions.projector.assistant;
+package dev.ensemble.sessions.assistant;
 
-import dev.ensemble.sessions.projector.RetirementRules;
-import dev.ensemble.sessions.projector.assistant.TurnRules.Kind;
+import dev.ensemble.sessions.assistant.TurnRules.Kind;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -14,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Idle reaping of assistant conversations ({@link IdleRules}), one nested class per sentence, at the boundaries. */
 class IdleRulesTest {
-    static final RetirementRules.Config C = RetirementRules.Config.defaults();
+    static final IdleRules.Config C = IdleRules.Config.defaults();
     static final Instant T = Instant.parse("2026-11-02T09:00:00Z");
 
     static boolean dropped(Kind kind, Integer keepDays, Instant nextRunAt, Duration since) {

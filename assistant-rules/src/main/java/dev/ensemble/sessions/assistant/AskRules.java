@@ -1,7 +1,7 @@
-package dev.ensemble.sessions.projector.assistant;
+package dev.ensemble.sessions.assistant;
 
-import dev.ensemble.sessions.projector.assistant.TurnRules.Message;
-import dev.ensemble.sessions.projector.assistant.TurnRules.Role;
+import dev.ensemble.sessions.assistant.TurnRules.Message;
+import dev.ensemble.sessions.assistant.TurnRules.Role;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -1,4 +1,4 @@
-package dev.ensemble.sessions.projector.assistant;
+package dev.ensemble.sessions.assistant;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
