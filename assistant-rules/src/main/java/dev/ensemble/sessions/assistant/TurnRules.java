@@ -1,10 +1,15 @@
 package dev.ensemble.sessions.assistant;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * Which session an assistant turn runs in (guide §5 "Assistant chats on an AI plan", "A session used outside
@@ -389,9 +394,40 @@ public final class TurnRules {
         return chat.kind() == Kind.NODE_CONVERSATION ? new Group(g.id(), g.name() + " (Ensemble Node)") : g;
     }
 
-    /** {@code <state>/assistant/<key>}. */
+    /** {@code <state>/assistant/<key>}, the key as {@link #chatFolderName}. */
     public static String chatFolder(Places p, String key) {
-        return p.stateDir() + "/assistant/" + folderName(key);
+        return p.stateDir() + "/assistant/" + chatFolderName(key);
+    }
+
+    /**
+     * A chat's key as one folder name under {@code <state>/assistant}, never another chat's: a key of letters,
+     * digits, '.', '_' and '-' (a conversation id, an ask's {@code ask-<kind>-<hash>}), not starting with '.' and at
+     * most 128 characters, is its own name; any other key (a separator, "..", a control character, a space, another
+     * script, too long) becomes its safe characters (others as '-', at most 64, no leading '.') then '-' and the first
+     * 16 hex digits of the SHA-256 of its UTF-8 bytes, so two keys that differ only in unsafe characters still get two
+     * folders. The name never holds a separator and is never "", "." or "..".
+     */
+    public static String chatFolderName(String key) {
+        if (SAFE_KEY.matcher(key).matches()) {
+            return key;
+        }
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < key.length() && b.length() < 64; i++) {
+            char c = key.charAt(i);
+            boolean safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+            b.append(safe && !(c == '.' && b.length() == 0) ? c : '-');
+        }
+        return b + (b.length() == 0 ? "" : "-") + sha256Hex(key).substring(0, 16);
+    }
+
+    private static final Pattern SAFE_KEY = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
+
+    private static String sha256Hex(String s) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
     }
 
     /** {@code <workspace>/projects/<name>} (projectFolder). */

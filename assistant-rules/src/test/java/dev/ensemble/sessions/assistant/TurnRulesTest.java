@@ -485,6 +485,40 @@ class TurnRulesTest {
         }
     }
 
+    /** "a folder per chat, &lt;state&gt;/assistant/&lt;key&gt;": one folder of its own, never another chat's, never outside. */
+    @Nested
+    class AFolderPerChat {
+        @ParameterizedTest(name = "key \"{0}\" is its own name")
+        @CsvSource({
+                "0f9c2a1e-6b7d-4a8e-9f00-123456789abc",
+                "ask-page-3f2a9c0d1e4b5a6f",
+                "chat_1.v2",
+                "-",
+        })
+        void aPlainKeyIsItsOwnFolderName(String key) {
+            assertThat(TurnRules.chatFolderName(key)).isEqualTo(key);
+            assertThat(TurnRules.chatFolder(P, key)).isEqualTo("/home/ana/.ensemble/assistant/" + key);
+        }
+
+        @Test
+        void anyOtherKeyIsItsSafeCharactersAndAHashSoTwoKeysNeverShareAFolder() {
+            List<String> keys = List.of("", ".", "..", "../x", "..\\x", "a/b", "a\\b", "a-b", "a b", "a\nb", ".hidden",
+                    "chat/../../etc", "ünïcode", "x".repeat(128), "x".repeat(129), "x".repeat(500));
+            java.util.Set<String> names = new java.util.HashSet<>();
+            for (String key : keys) {
+                String name = TurnRules.chatFolderName(key);
+                assertThat(name).as(key).isNotIn("", ".", "..").doesNotContain("/", "\\").doesNotStartWith(".")
+                        .matches("[A-Za-z0-9._-]{1,128}");
+                names.add(name);
+            }
+            assertThat(names).as("one folder per key").hasSize(keys.size());
+            assertThat(TurnRules.chatFolderName("a/b")).startsWith("a-b-").hasSize(4 + 16);
+            assertThat(TurnRules.chatFolderName("x".repeat(128))).isEqualTo("x".repeat(128));
+            assertThat(TurnRules.chatFolderName("x".repeat(500))).hasSize(64 + 1 + 16);
+            assertThat(TurnRules.chatFolderName("a/b")).as("the same key, the same folder").isEqualTo(TurnRules.chatFolderName("a/b"));
+        }
+    }
+
     @Nested
     class AOneOffCompletionKeepsNoSessionAndLeavesNoneInTheAgent {
         @ParameterizedTest(name = "{0} → {1}")
