@@ -167,7 +167,7 @@ final class ClaudeParser extends SessionParser {
         return (n.startsWith("/") ? n : "/" + n) + (a.isEmpty() ? "" : " " + a);
     }
 
-    private static boolean isLocalOutput(JsonNode line) {
+    static boolean isLocalOutput(JsonNode line) {
         String text = plainText(line.path("message").get("content"));
         return text != null && (text.strip().startsWith("<local-command-stdout>") || text.strip().startsWith("<local-command-stderr>"));
     }

@@ -1,0 +1,209 @@
+package dev.ensemble.sessions.agent.assistant;
+
+import dev.ensemble.sessions.agent.AgentStoreDeleter;
+import dev.ensemble.sessions.assistant.DropRules;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Carries out a request to drop a chat's session on this computer (guide §6 "Deleting a chat deletes its session":
+ * "dropSession removes the store entry, deletes the session in the agent itself ... and the chat's own folder, after
+ * any turn of that chat still running there has ended"; the projector's {@link DropRules} decides when a computer is
+ * asked). Under the chat's lock ({@link ChatLocks}, which a turn of the chat holds while it runs), in this order, so
+ * that a drop cut short is finished by the next request:
+ * <ol>
+ *   <li>the agent's own session, and the chat's retired (touched) sessions, through {@link AgentStoreDeleter}:
+ *       exactly the session's own files in the agent's store;</li>
+ *   <li>the chat's own folder {@code <state>/assistant/<key>} (the turn's files, instructions and MCP config; the
+ *       agent's working folder too when it is the chat's own). A group's project folder is never deleted (guide §6:
+ *       "project folders ... stay"). Links inside are removed as links, never followed;</li>
+ *   <li>the store entry.</li>
+ * </ol>
+ * Idempotent: a chat with no entry and no folder is {@link Outcome#ALREADY_GONE}, a confirmation like a drop; a session
+ * already gone from the agent's store counts as deleted. A failure (an agent whose store this computer cannot delete
+ * from, a file that cannot be removed) keeps the entry, so the next request tries again.
+ */
+public final class AssistantDrops {
+    private final AssistantSessions sessions;
+    private final AgentStoreDeleter deleter;
+    private final ChatLocks locks;
+    private final String computerId;
+
+    /** What became of a drop request. */
+    public enum Outcome {
+        /** The chat's entry, its sessions in the agent and its own folder are gone now. */
+        DROPPED,
+        /** There was nothing of the chat on this computer (dropped before, or never run here): confirmed. */
+        ALREADY_GONE,
+        /** A turn of the chat held its lock for longer than the wait: nothing was done; ask again. */
+        TURN_RUNNING,
+        /** Something could not be deleted ({@link Dropped#error()}); the entry is kept and the next request tries again. */
+        FAILED
+    }
+
+    /**
+     * The report of one drop, for the caller to turn into an event (the computer's confirmation).
+     *
+     * @param key          the chat
+     * @param computerId   this computer
+     * @param outcome      what became of it
+     * @param agent        the agent of the chat's session, or null when it had no entry
+     * @param sessionId    the agent's session id, or null when it had no entry
+     * @param retired      the chat's retired sessions deleted with it
+     * @param removedPaths the absolute paths removed (the agent's files, then the chat's folder and what it held)
+     * @param entryRemoved the store entry was removed
+     * @param folderRemoved the chat's own folder was removed
+     * @param error        why not, for the audit; null unless FAILED or TURN_RUNNING
+     */
+    public record Dropped(String key, String computerId, Outcome outcome, String agent, String sessionId,
+                          List<AssistantSessions.Retired> retired, List<String> removedPaths, boolean entryRemoved,
+                          boolean folderRemoved, String error) {
+        public Dropped {
+            retired = List.copyOf(retired);
+            removedPaths = List.copyOf(removedPaths);
+        }
+
+        /** Whether the computer confirms the drop: the chat's session is not on this computer any more. */
+        public boolean confirmed() {
+            return outcome == Outcome.DROPPED || outcome == Outcome.ALREADY_GONE;
+        }
+    }
+
+    /**
+     * @param sessions   this computer's assistant sessions
+     * @param deleter    the agents' own stores on this computer
+     * @param locks      the chats' locks, shared with the turns
+     * @param computerId this computer's id
+     */
+    public AssistantDrops(AssistantSessions sessions, AgentStoreDeleter deleter, ChatLocks locks, String computerId) {
+        this.sessions = sessions;
+        this.deleter = deleter;
+        this.locks = locks;
+        this.computerId = computerId;
+    }
+
+    /**
+     * Carries out {@code request} when it is for this computer (else FAILED, nothing done), waiting at most
+     * {@code waitForTurn} for a running turn of the chat to end.
+     */
+    public Dropped drop(DropRules.PendingDrop request, Duration waitForTurn) {
+        if (request.computerId() != null && !request.computerId().equals(computerId)) {
+            return new Dropped(request.key(), computerId, Outcome.FAILED, null, null, List.of(), List.of(), false, false,
+                    "the request is for computer " + request.computerId() + ", not " + computerId);
+        }
+        return drop(request.key(), waitForTurn);
+    }
+
+    /** Drops the chat {@code key}, waiting at most {@code waitForTurn} for a running turn of it to end. */
+    public Dropped drop(String key, Duration waitForTurn) {
+        ChatLocks.Held held;
+        try {
+            held = locks.tryHold(key, waitForTurn);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Dropped(key, computerId, Outcome.TURN_RUNNING, null, null, List.of(), List.of(), false, false,
+                    "interrupted while waiting for the chat's running turn to end");
+        }
+        if (held == null) {
+            return new Dropped(key, computerId, Outcome.TURN_RUNNING, null, null, List.of(), List.of(), false, false,
+                    "a turn of the chat is still running after " + waitForTurn);
+        }
+        try (held) {
+            return dropHeld(key);
+        }
+    }
+
+    private Dropped dropHeld(String key) {
+        AssistantSessions.Entry entry = sessions.get(key);
+        String agent = entry == null ? null : entry.agent();
+        String sessionId = entry == null ? null : entry.sessionId();
+        List<AssistantSessions.Retired> retired = entry == null ? List.of() : entry.retired();
+        List<String> removed = new ArrayList<>();
+        if (entry != null) {
+            Map<String, List<String>> byAgent = new LinkedHashMap<>();
+            byAgent.computeIfAbsent(entry.agent(), a -> new ArrayList<>()).add(entry.sessionId());
+            for (AssistantSessions.Retired r : entry.retired()) {
+                byAgent.computeIfAbsent(r.agent(), a -> new ArrayList<>()).add(r.sessionId());
+            }
+            for (Map.Entry<String, List<String>> e : byAgent.entrySet()) {
+                AgentStoreDeleter.Result r = deleter.delete(e.getKey(), e.getValue());
+                removed.addAll(r.removedPaths());
+                if (!r.ok()) {
+                    return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, removed, false, false,
+                            "the agent's session: " + r.error());
+                }
+            }
+        }
+        boolean folderRemoved;
+        try {
+            folderRemoved = deleteTree(sessions.chatFolder(key), removed);
+        } catch (IOException | UncheckedIOException e) {
+            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, removed, false, false,
+                    "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        boolean entryRemoved;
+        try {
+            entryRemoved = sessions.remove(key) != null;
+        } catch (UncheckedIOException e) {
+            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, removed, false, folderRemoved,
+                    "the store entry: " + e.getMessage());
+        }
+        Outcome outcome = entryRemoved || folderRemoved || !removed.isEmpty() ? Outcome.DROPPED : Outcome.ALREADY_GONE;
+        return new Dropped(key, computerId, outcome, agent, sessionId, retired, removed, entryRemoved, folderRemoved, null);
+    }
+
+    /** Deletes {@code dir} and what it holds, links as links; whether it was there. */
+    static boolean deleteTree(Path dir, List<String> removed) throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            delete(dir, removed); // a link or a file where the folder should be: only it goes
+            return true;
+        }
+        List<Path> inside = new ArrayList<>();
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                inside.add(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                if (e != null) {
+                    throw e;
+                }
+                inside.add(d);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        for (Path p : inside) {
+            delete(p, removed);
+        }
+        return true;
+    }
+
+    private static void delete(Path p, List<String> removed) throws IOException {
+        try {
+            if (Files.deleteIfExists(p)) {
+                removed.add(p.toAbsolutePath().toString());
+            }
+        } catch (NoSuchFileException gone) {
+            // removed meanwhile: gone is what was asked
+        }
+    }
+}
