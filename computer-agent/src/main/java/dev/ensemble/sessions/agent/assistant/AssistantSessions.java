@@ -246,6 +246,9 @@ public final class AssistantSessions {
             entries.putAll(parse(text));
         } catch (RuntimeException | IOException corrupt) {
             Path aside = file.resolveSibling(FILE + ".corrupt-" + clock.millis());
+            for (int n = 1; Files.exists(aside, java.nio.file.LinkOption.NOFOLLOW_LINKS); n++) {
+                aside = file.resolveSibling(FILE + ".corrupt-" + clock.millis() + "-" + n); // one set aside before, same instant
+            }
             try {
                 Files.move(file, aside, StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException e) {
