@@ -1,0 +1,280 @@
+package dev.ensemble.sessions.agent.assistant;
+
+import dev.ensemble.sessions.agent.AgentStoreDeleter;
+import dev.ensemble.sessions.agent.assistant.AssistantDrops.Dropped;
+import dev.ensemble.sessions.agent.assistant.AssistantDrops.Outcome;
+import dev.ensemble.sessions.agent.assistant.AssistantSessions.Entry;
+import dev.ensemble.sessions.agent.assistant.AssistantSessions.Retired;
+import dev.ensemble.sessions.assistant.DropRules;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static dev.ensemble.sessions.agent.assistant.FakeHome.minus;
+import static dev.ensemble.sessions.agent.assistant.FakeHome.write;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Dropping a chat's session on this computer (guide §6 "Deleting a chat deletes its session": the store entry, the
+ * agent's own session, the chat's own folder, after any running turn of that chat has ended), on a fake HOME: a
+ * listing before and after shows exactly the session's files, the entry and the chat's folder gone, and nothing else.
+ */
+class AssistantDropsTest {
+    static final Instant T = Instant.parse("2026-11-02T09:00:00Z");
+    static final String S1 = "11111111-aaaa-4aaa-8aaa-000000000001";
+    static final String S2 = "22222222-aaaa-4aaa-8aaa-000000000002";
+    static final String NEIGHBOUR = "33333333-aaaa-4aaa-8aaa-000000000003";
+    static final String R1 = "c0c0c0c0-2222-4222-8222-000000000001";
+    static final String R2 = "c0c0c0c0-2222-4222-8222-000000000002";
+
+    @TempDir
+    Path tmp;
+    FakeHome home;
+    AssistantSessions sessions;
+    ChatLocks locks;
+    AssistantDrops drops;
+    Path project;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        home = new FakeHome(tmp);
+        sessions = AssistantSessions.open(home.state, Clock.fixed(T, ZoneOffset.UTC));
+        locks = new ChatLocks();
+        drops = new AssistantDrops(sessions, new AgentStoreDeleter(home.stores()), locks, "laptop");
+        project = tmp.resolve("Ensemble/projects/Launch");
+
+        // chat-1: Claude Code session S1 in its own folder, with a sub-agent; a Copilot session R1 it retired
+        Path chat1 = sessions.makeChatFolder("chat-1");
+        String chat1Projects = "-" + chat1.toString().substring(1).replace('/', '-').replace('.', '-');
+        write(home.claudeProjects().resolve(chat1Projects).resolve(S1 + ".jsonl"), claudeLine(S1, "hello"));
+        write(home.claudeProjects().resolve(chat1Projects).resolve(S1).resolve("subagents/agent-5678ef01.jsonl"),
+                claudeLine(S1, "a sub-agent"));
+        write(home.claudeProjects().resolve(chat1Projects).resolve(NEIGHBOUR + ".jsonl"), claudeLine(NEIGHBOUR, "the person's own"));
+        write(home.copilotState().resolve(R1).resolve("events.jsonl"), "{\"type\":\"user.message\",\"data\":{\"content\":\"hi\"}}\n");
+        write(home.copilotState().resolve(R1).resolve("workspace.yaml"), "cwd: /x\n");
+        write(home.copilotState().resolve(R2).resolve("events.jsonl"), "{\"type\":\"user.message\",\"data\":{\"content\":\"mine\"}}\n");
+        write(chat1.resolve("instructions.md"), "You are Ensemble.\n");
+        write(chat1.resolve("mcp.json"), "{}\n");
+        Files.createSymbolicLink(chat1.resolve("project-link"), Files.createDirectories(project));
+        sessions.put(new Entry("chat-1", "claude-code", S1, "sonnet", List.of("You are Ensemble."), chat1.toString(), null,
+                4, 2, 2, "laptop", T, List.of(new Retired("copilot", R1))));
+
+        // chat-2: grouped, works in the group's project folder; its own folder has the turn's files
+        write(home.claudeProjects().resolve("-work-Ensemble-projects-Launch").resolve(S2 + ".jsonl"), claudeLine(S2, "grouped"));
+        write(project.resolve("AGENTS.md"), "# Launch\n");
+        write(sessions.makeChatFolder("chat-2").resolve("instructions.md"), "You are Ensemble.\n");
+        sessions.put(new Entry("chat-2", "claude-code", S2, "sonnet", List.of("You are Ensemble."), project.toString(), 30,
+                2, 1, 1, "laptop", T, List.of()));
+    }
+
+    static String claudeLine(String sessionId, String text) {
+        return "{\"type\":\"user\",\"sessionId\":\"" + sessionId + "\",\"message\":{\"role\":\"user\",\"content\":\"" + text + "\"}}\n";
+    }
+
+    String chat1Projects() {
+        return ".claude/projects/-" + sessions.chatFolder("chat-1").toString().substring(1).replace('/', '-').replace('.', '-');
+    }
+
+    String rel(Path p) {
+        return home.home.relativize(p).toString();
+    }
+
+    @Test
+    void exactlyTheSessionsFilesTheRetiredSessionTheEntryAndTheChatsFolderGo() {
+        Set<String> before = home.listing();
+
+        Dropped d = drops.drop("chat-1", Duration.ofSeconds(5));
+
+        String own = rel(sessions.chatFolder("chat-1"));
+        Set<String> gone = minus(before, home.listing());
+        assertThat(gone).containsExactlyInAnyOrder(
+                chat1Projects() + "/" + S1 + ".jsonl",
+                chat1Projects() + "/" + S1,
+                chat1Projects() + "/" + S1 + "/subagents",
+                chat1Projects() + "/" + S1 + "/subagents/agent-5678ef01.jsonl",
+                ".copilot/session-state/" + R1,
+                ".copilot/session-state/" + R1 + "/events.jsonl",
+                ".copilot/session-state/" + R1 + "/workspace.yaml",
+                own,
+                own + "/instructions.md",
+                own + "/mcp.json",
+                own + "/project-link");
+        assertThat(minus(home.listing(), before)).as("nothing new").isEmpty();
+        assertThat(project.resolve("AGENTS.md")).as("a link in the chat's folder is removed, never followed").exists();
+        assertThat(AssistantSessions.open(home.state, Clock.systemUTC()).all()).as("the entry is gone, the other chat's stays")
+                .containsOnlyKeys("chat-2");
+
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.confirmed()).isTrue();
+        assertThat(d.key()).isEqualTo("chat-1");
+        assertThat(d.computerId()).isEqualTo("laptop");
+        assertThat(d.agent()).isEqualTo("claude-code");
+        assertThat(d.sessionId()).isEqualTo(S1);
+        assertThat(d.retired()).containsExactly(new Retired("copilot", R1));
+        assertThat(d.entryRemoved()).isTrue();
+        assertThat(d.folderRemoved()).isTrue();
+        assertThat(d.error()).isNull();
+        assertThat(d.removedPaths()).hasSize(gone.size()).allSatisfy(p -> assertThat(gone).contains(rel(Path.of(p))));
+    }
+
+    @Test
+    void aGroupedChatsProjectFolderStaysItsOwnFolderGoes() {
+        Set<String> before = home.listing();
+
+        Dropped d = drops.drop("chat-2", Duration.ofSeconds(5));
+
+        String own = rel(sessions.chatFolder("chat-2"));
+        assertThat(minus(before, home.listing())).containsExactlyInAnyOrder(
+                ".claude/projects/-work-Ensemble-projects-Launch/" + S2 + ".jsonl", own, own + "/instructions.md");
+        assertThat(project.resolve("AGENTS.md")).exists();
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(sessions.get("chat-2")).isNull();
+    }
+
+    @Test
+    void droppingAgainIsAlreadyGoneAndChangesNothing() {
+        drops.drop("chat-1", Duration.ofSeconds(5));
+        Set<String> before = home.listing();
+
+        Dropped again = drops.drop("chat-1", Duration.ofSeconds(5));
+
+        assertThat(again.outcome()).isEqualTo(Outcome.ALREADY_GONE);
+        assertThat(again.confirmed()).isTrue();
+        assertThat(again.removedPaths()).isEmpty();
+        assertThat(again.entryRemoved()).isFalse();
+        assertThat(home.listing()).isEqualTo(before);
+        assertThat(drops.drop("never-ran-here", Duration.ofSeconds(5)).outcome()).isEqualTo(Outcome.ALREADY_GONE);
+    }
+
+    @Test
+    void aSessionAlreadyGoneFromTheAgentCountsAsDeleted() throws IOException {
+        Files.delete(home.home.resolve(chat1Projects()).resolve(S1 + ".jsonl"));
+
+        Dropped d = drops.drop("chat-1", Duration.ofSeconds(5));
+
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.entryRemoved()).isTrue();
+        assertThat(sessions.get("chat-1")).isNull();
+        assertThat(sessions.chatFolder("chat-1")).doesNotExist();
+    }
+
+    @Test
+    void aFolderLeftWithoutAnEntryIsRemoved() {
+        Path left = sessions.makeChatFolder("chat-3");
+        write(left.resolve("instructions.md"), "x");
+
+        Dropped d = drops.drop("chat-3", Duration.ofSeconds(5));
+
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.entryRemoved()).isFalse();
+        assertThat(d.folderRemoved()).isTrue();
+        assertThat(left).doesNotExist();
+    }
+
+    @Test
+    void neverWhileATurnOfThatChatIsRunning() throws Exception {
+        ExecutorService turnThread = Executors.newSingleThreadExecutor();
+        CountDownLatch turnHolds = new CountDownLatch(1);
+        CountDownLatch turnMayEnd = new CountDownLatch(1);
+        try {
+            Future<?> turn = turnThread.submit(() -> {
+                try (ChatLocks.Held held = locks.hold("chat-1")) {
+                    turnHolds.countDown();
+                    turnMayEnd.await();
+                    write(sessions.chatFolder("chat-1").resolve("turn-output.md"), "the turn's answer"); // the turn's last file
+                }
+                return null;
+            });
+            assertThat(turnHolds.await(10, TimeUnit.SECONDS)).isTrue();
+            Set<String> before = home.listing();
+
+            Dropped waited = drops.drop("chat-1", Duration.ofMillis(200));
+
+            assertThat(waited.outcome()).isEqualTo(Outcome.TURN_RUNNING);
+            assertThat(waited.confirmed()).isFalse();
+            assertThat(waited.error()).contains("still running");
+            assertThat(home.listing()).as("nothing done").isEqualTo(before);
+            assertThat(sessions.get("chat-1")).isNotNull();
+
+            CompletableFuture<Dropped> after = CompletableFuture.supplyAsync(() -> drops.drop("chat-1", Duration.ofSeconds(30)));
+            Thread.sleep(300);
+            assertThat(after).as("the drop waits for the turn").isNotDone();
+            turnMayEnd.countDown();
+            turn.get(10, TimeUnit.SECONDS);
+
+            Dropped d = after.get(30, TimeUnit.SECONDS);
+            assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+            assertThat(sessions.chatFolder("chat-1")).as("with the turn's last file").doesNotExist();
+            assertThat(sessions.get("chat-1")).isNull();
+        } finally {
+            turnMayEnd.countDown();
+            turnThread.shutdownNow();
+        }
+    }
+
+    @Test
+    void anotherChatsTurnDoesNotHoldItUp() throws Exception {
+        ExecutorService turnThread = Executors.newSingleThreadExecutor();
+        CountDownLatch turnHolds = new CountDownLatch(1);
+        CountDownLatch turnMayEnd = new CountDownLatch(1);
+        try {
+            turnThread.submit(() -> {
+                try (ChatLocks.Held held = locks.hold("chat-2")) {
+                    turnHolds.countDown();
+                    turnMayEnd.await();
+                }
+                return null;
+            });
+            assertThat(turnHolds.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(drops.drop("chat-1", Duration.ofMillis(200)).outcome()).isEqualTo(Outcome.DROPPED);
+        } finally {
+            turnMayEnd.countDown();
+            turnThread.shutdownNow();
+        }
+    }
+
+    @Test
+    void aSessionThisComputerCannotDeleteKeepsTheEntryAndTheFolderForTheNextRequest() {
+        sessions.put(new Entry("chat-4", "no-such-agent", "x1", null, List.of(), null, null, 0, 0, null, "laptop", T, List.of()));
+        Path folder = sessions.makeChatFolder("chat-4");
+        Set<String> before = home.listing();
+
+        Dropped d = drops.drop("chat-4", Duration.ofSeconds(5));
+
+        assertThat(d.outcome()).isEqualTo(Outcome.FAILED);
+        assertThat(d.confirmed()).isFalse();
+        assertThat(d.error()).contains("no-such-agent");
+        assertThat(sessions.get("chat-4")).isNotNull();
+        assertThat(folder).exists();
+        assertThat(home.listing()).isEqualTo(before);
+    }
+
+    @Test
+    void aRequestForAnotherComputerDoesNothing() {
+        Set<String> before = home.listing();
+
+        Dropped d = drops.drop(new DropRules.PendingDrop("chat-1", "desktop", T, null), Duration.ofSeconds(5));
+
+        assertThat(d.outcome()).isEqualTo(Outcome.FAILED);
+        assertThat(d.error()).contains("desktop");
+        assertThat(home.listing()).isEqualTo(before);
+        assertThat(drops.drop(new DropRules.PendingDrop("chat-1", "laptop", T, null), Duration.ofSeconds(5)).outcome())
+                .isEqualTo(Outcome.DROPPED);
+    }
+}
