@@ -2,6 +2,8 @@ package dev.ensemble.sessions.agent.assistant;
 
 import dev.ensemble.sessions.agent.AgentStoreDeleter;
 import dev.ensemble.sessions.assistant.DropRules;
+import dev.ensemble.sessions.assistant.IdleRules;
+import dev.ensemble.sessions.assistant.TurnRules;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -124,6 +127,81 @@ public final class AssistantDrops {
         try (held) {
             return dropHeld(key);
         }
+    }
+
+    /**
+     * Deletes the session a turn's decision replaced ({@link TurnRules.Decision#replaced()}: "deleted from the agent
+     * at once, with its folder when the folder is the chat's own"), for the turn of chat {@code key}, which holds the
+     * chat's lock (taken again here: it is the same thread's). The store entry is left to the turn, which stores the
+     * new session's. The folder goes only when the rules say so and it is this chat's own folder; the turn makes it
+     * again for the new session.
+     */
+    public Dropped deleteReplaced(String key, TurnRules.Replaced replaced) {
+        if (replaced.computerId() != null && !replaced.computerId().equals(computerId)) {
+            return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(), List.of(),
+                    false, false, "the replaced session is computer " + replaced.computerId() + "'s, not " + computerId + "'s");
+        }
+        try (ChatLocks.Held held = locks.hold(key)) {
+            List<String> removed = new ArrayList<>();
+            AgentStoreDeleter.Result r = deleter.delete(replaced.agent(), List.of(replaced.sessionId()));
+            removed.addAll(r.removedPaths());
+            if (!r.ok()) {
+                return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(), removed,
+                        false, false, "the agent's session: " + r.error());
+            }
+            boolean folderRemoved = false;
+            if (replaced.deleteFolder() && sessions.isChatsOwn(key, replaced.folder())) {
+                try {
+                    folderRemoved = deleteTree(sessions.chatFolder(key), removed);
+                } catch (IOException | UncheckedIOException e) {
+                    return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(),
+                            removed, false, false, "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+                }
+            }
+            return new Dropped(key, computerId, removed.isEmpty() ? Outcome.ALREADY_GONE : Outcome.DROPPED, replaced.agent(),
+                    replaced.sessionId(), List.of(), removed, false, folderRemoved, null);
+        }
+    }
+
+    /**
+     * The chats whose session has gone unused past its keepDays at {@code now} (guide §5 "Sessions unused for 30 days
+     * (or the chat's keepDays) are dropped and deleted from the agent"; an ask's keepDays 1 is "a computer that cannot
+     * delete on request yet drops it itself a day later"): the end of its last turn plus keepDays, 30 days when none
+     * was given, never for keepDays 0, inclusive ({@link IdleRules}, as a chat).
+     */
+    public List<String> expired(Instant now) {
+        return sessions.all().values().stream().filter(e -> expired(e, now)).map(AssistantSessions.Entry::key).toList();
+    }
+
+    /**
+     * Drops every chat {@link #expired} at {@code now}, each under its lock and only when it is still expired once a
+     * running turn of it has ended (that turn used it); waits at most {@code waitForTurn} per chat.
+     */
+    public List<Dropped> dropExpired(Instant now, Duration waitForTurn) {
+        List<Dropped> out = new ArrayList<>();
+        for (String key : expired(now)) {
+            ChatLocks.Held held;
+            try {
+                held = locks.tryHold(key, waitForTurn);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            if (held == null) {
+                continue; // a turn is using it: not unused
+            }
+            try (held) {
+                AssistantSessions.Entry e = sessions.get(key);
+                if (e != null && expired(e, now)) {
+                    out.add(dropHeld(key));
+                }
+            }
+        }
+        return out;
+    }
+
+    private static boolean expired(AssistantSessions.Entry e, Instant now) {
+        return IdleRules.dropped(TurnRules.Kind.CHAT, e.updatedAt(), null, e.keepDays(), null, now, IdleRules.Config.defaults());
     }
 
     private Dropped dropHeld(String key) {

@@ -6,6 +6,7 @@ import dev.ensemble.sessions.agent.assistant.AssistantDrops.Outcome;
 import dev.ensemble.sessions.agent.assistant.AssistantSessions.Entry;
 import dev.ensemble.sessions.agent.assistant.AssistantSessions.Retired;
 import dev.ensemble.sessions.assistant.DropRules;
+import dev.ensemble.sessions.assistant.TurnRules;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -276,5 +277,57 @@ class AssistantDropsTest {
         assertThat(home.listing()).isEqualTo(before);
         assertThat(drops.drop(new DropRules.PendingDrop("chat-1", "laptop", T, null), Duration.ofSeconds(5)).outcome())
                 .isEqualTo(Outcome.DROPPED);
+    }
+
+    @Test
+    void aReplacedSessionIsDeletedAtOnceWithTheChatsOwnFolderAndTheEntryIsLeftToTheTurn() {
+        Set<String> before = home.listing();
+
+        Dropped d;
+        try (ChatLocks.Held turn = locks.hold("chat-1")) { // the turn that replaced it holds the chat's lock
+            d = drops.deleteReplaced("chat-1", new TurnRules.Replaced(S1, "claude-code", "laptop",
+                    sessions.chatFolder("chat-1").toString(), true));
+        }
+
+        String own = rel(sessions.chatFolder("chat-1"));
+        assertThat(minus(before, home.listing())).containsExactlyInAnyOrder(
+                chat1Projects() + "/" + S1 + ".jsonl", chat1Projects() + "/" + S1, chat1Projects() + "/" + S1 + "/subagents",
+                chat1Projects() + "/" + S1 + "/subagents/agent-5678ef01.jsonl",
+                own, own + "/instructions.md", own + "/mcp.json", own + "/project-link");
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.folderRemoved()).isTrue();
+        assertThat(sessions.get("chat-1")).as("the turn stores the new session's entry").isNotNull();
+        assertThat(home.copilotState().resolve(R1)).as("a retired session waits for the chat's drop").exists();
+    }
+
+    @Test
+    void aReplacedSessionWorkingInAProjectFolderLeavesEveryFolder() {
+        Set<String> before = home.listing();
+
+        Dropped d = drops.deleteReplaced("chat-2", new TurnRules.Replaced(S2, "claude-code", "laptop", project.toString(), false));
+
+        assertThat(minus(before, home.listing())).containsExactly(".claude/projects/-work-Ensemble-projects-Launch/" + S2 + ".jsonl");
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.folderRemoved()).isFalse();
+    }
+
+    @Test
+    void aSessionUnusedForItsKeepDaysIsDroppedByTheComputerItself() {
+        // chat-1: no keepDays (30 days); chat-2: 30; an ask (keepDays 1), a node conversation (7), one kept forever (0)
+        sessions.put(new Entry("ask-1", "claude-code", "a1", null, List.of(), null, 1, 0, 1, null, "laptop", T, List.of()));
+        sessions.put(new Entry("node-1", "claude-code", "n1", null, List.of(), null, 7, 0, 1, null, "laptop", T, List.of()));
+        sessions.put(new Entry("kept", "claude-code", "k1", null, List.of(), null, 0, 0, 1, null, "laptop", T, List.of()));
+
+        assertThat(drops.expired(T.plus(Duration.ofDays(1)).minusMillis(1))).isEmpty();
+        assertThat(drops.expired(T.plus(Duration.ofDays(1)))).containsExactly("ask-1");
+        assertThat(drops.expired(T.plus(Duration.ofDays(7)))).containsExactly("ask-1", "node-1");
+        assertThat(drops.expired(T.plus(Duration.ofDays(30)).minusMillis(1))).containsExactly("ask-1", "node-1");
+        assertThat(drops.expired(T.plus(Duration.ofDays(30)))).containsExactly("chat-1", "chat-2", "ask-1", "node-1");
+        assertThat(drops.expired(T.plus(Duration.ofDays(10_000)))).doesNotContain("kept");
+
+        List<Dropped> dropped = drops.dropExpired(T.plus(Duration.ofDays(7)), Duration.ofSeconds(5));
+
+        assertThat(dropped).extracting(Dropped::key).containsExactly("ask-1", "node-1");
+        assertThat(sessions.all()).containsOnlyKeys("chat-1", "chat-2", "kept");
     }
 }
