@@ -76,7 +76,8 @@ public final class ImportedSessions {
      * The command that resumes {@code agent}'s session {@code sessionId} in {@code folder}: {@code cd 'DIR' && claude
      * --resume ID} (Claude Code), {@code codex resume ID} (Codex), {@code gemini --resume ID} (Gemini CLI),
      * {@code copilot --resume ID} (Copilot CLI), {@code cursor-agent --resume ID} (Cursor), {@code opencode --session
-     * ID}, {@code qwen --resume ID}. Null for an agent it does not know, and for a session id that begins with
+     * ID}, {@code qwen --resume ID}, {@code grok --resume ID} (Grok Build), {@code vibe --resume ID} (Mistral Vibe),
+     * {@code kimi --session ID} (Kimi Code CLI). Null for an agent it does not know, and for a session id that begins with
      * {@code -} (the agent would read it as an option, e.g. {@code --dangerously-skip-permissions}: quoting does not
      * prevent that); a folder that begins with {@code -} is given to {@code cd} after {@code --}.
      */
@@ -91,6 +92,9 @@ public final class ImportedSessions {
             case "cursor", "cursor-agent" -> "cursor-agent --resume " + id;
             case "opencode" -> "opencode --session " + id;
             case "qwen", "qwen-code" -> "qwen --resume " + id;
+            case "grok", "grok-build" -> "grok --resume " + id;
+            case "vibe", "mistral-vibe" -> "vibe --resume " + id;
+            case "kimi", "kimi-code" -> "kimi --session " + id;
             default -> null;
         };
         if (cmd == null) return null;

@@ -47,6 +47,9 @@ class ImportedSessionsTest {
                 new Case("claude-code", "3f2a-11", "/home/p/my proj", "cd '/home/p/my proj' && claude --resume 3f2a-11"),
                 new Case("codex", "0199-aa", "/w", "cd /w && codex resume 0199-aa"),
                 new Case("claude", "id", null, "claude --resume id"),
+                new Case("grok-build", "019f6000-01", "/w", "cd /w && grok --resume 019f6000-01"),
+                new Case("mistral-vibe", "a1b2c3d4-0000", "/w", "cd /w && vibe --resume a1b2c3d4-0000"),
+                new Case("kimi-code", "5e4f-77", "/w", "cd /w && kimi --session 5e4f-77"),
                 new Case("unknown-agent", "id", "/w", null),
                 new Case("claude-code", "--dangerously-skip-permissions", "/w", null),
                 new Case("claude-code", "id", "-P", "cd -- -P && claude --resume id"))) {

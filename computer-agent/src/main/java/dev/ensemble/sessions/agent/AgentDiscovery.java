@@ -51,6 +51,12 @@ import org.sqlite.SQLiteConfig;
  *       {@code storage/session/<project>/<id>.json} (or {@code storage/session/<id>.json}), whose messages and
  *       parts are under the same {@code storage/};</li>
  *   <li>Qwen Code {@code projects/<project>/chats/<id>.jsonl};</li>
+ *   <li>Grok Build {@code sessions/<url-encoded folder>/<id>/updates.jsonl} (folder, model and kind from
+ *       {@code summary.json}; a {@code subagent} session is a sub-agent's);</li>
+ *   <li>Mistral Vibe {@code logs/session/<dir>/messages.jsonl} (id, folder and model from {@code meta.json});</li>
+ *   <li>Kimi Code CLI {@code sessions/<md5 of the folder>/<id>/wire.jsonl} (the folder from {@code kimi.json});
+ *       the newer Kimi Code store ({@code sessions/wd_*}) and Antigravity's encrypted {@code conversations/*.pb}
+ *       are named as not read;</li>
  *   <li>Cursor {@code projects/<p>/agent-transcripts/<id>/<id>.jsonl} ({@code subagents/} are sub-agents); the
  *       folder is the project name decoded ({@code /} written as {@code -}) in the way whose md5 names the chat
  *       folder {@code chats/<md5>/<id>/store.db}, whose {@code meta} gives the model.</li>
@@ -99,6 +105,15 @@ final class AgentDiscovery {
             case GeminiParser.AGENT -> gemini(root, found, skipped);
             case CursorParser.AGENT -> cursor(root, found, skipped);
             case OpenCodeParser.AGENT -> opencode(root, found, skipped);
+            case GrokParser.AGENT -> grok(root, found, skipped);
+            case VibeParser.AGENT -> vibe(root, found, skipped);
+            case KimiParser.AGENT -> kimi(root, found, skipped);
+            case AntigravityStore.AGENT -> {
+                int n = AntigravityStore.conversations(root);
+                if (n > 0) {
+                    throw new IOException(AntigravityStore.notRead(n));
+                }
+            }
             default -> throw new IllegalArgumentException("no store known for agent " + agent);
         }
     }
@@ -176,6 +191,114 @@ final class AgentDiscovery {
             return null; // no workspace file: the session's own context names the folder
         }
         return null;
+    }
+
+    // ---- Grok Build
+
+    private static void grok(Path root, List<Candidate> found, List<Skip> skipped) {
+        Path sessions = root.resolve("sessions");
+        walk(sessions, 3, skipped, (file, attrs) -> {
+            Path rel = sessions.relativize(file);
+            if (rel.getNameCount() != 3 || !file.getFileName().toString().equals("updates.jsonl")) {
+                return;
+            }
+            Path dir = file.getParent();
+            JsonNode summary = GrokParser.json(dir.resolve("summary.json"));
+            String kind = SessionParser.text(summary, "session_kind");
+            String folder = SessionParser.text(summary == null ? null : summary.get("info"), "cwd");
+            if (folder == null) {
+                folder = grokFolder(dir.getParent());
+            }
+            found.add(new Candidate(file, root, GrokParser.AGENT, kind != null && kind.startsWith("subagent"),
+                    attrs.size(), attrs.lastModifiedTime().toMillis())
+                    .with(Format.LINES, dir.getFileName().toString(), folder, SessionParser.text(summary, "current_model_id")));
+        });
+    }
+
+    /** The folder a Grok Build group folder stands for: its {@code .cwd} file (long paths), else its name URL-decoded. */
+    static String grokFolder(Path group) {
+        try {
+            String cwd = Files.readString(group.resolve(".cwd"), StandardCharsets.UTF_8).strip();
+            if (!cwd.isEmpty()) {
+                return cwd;
+            }
+        } catch (IOException e) {
+            // the usual case: the name is the folder
+        }
+        try {
+            return java.net.URLDecoder.decode(group.getFileName().toString().replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    // ---- Mistral Vibe
+
+    private static void vibe(Path root, List<Candidate> found, List<Skip> skipped) {
+        Path sessions = root.resolve("logs/session");
+        walk(sessions, 2, skipped, (file, attrs) -> {
+            Path rel = sessions.relativize(file);
+            if (rel.getNameCount() != 2 || !file.getFileName().toString().equals("messages.jsonl")
+                    || rel.getName(0).toString().startsWith(".")) {
+                return;
+            }
+            JsonNode meta = GrokParser.json(file.resolveSibling("meta.json"));
+            String id = SessionParser.text(meta, "session_id");
+            String folder = SessionParser.text(meta == null ? null : meta.get("environment"), "working_directory");
+            found.add(new Candidate(file, root, VibeParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis())
+                    .with(Format.LINES, id != null ? id : file.getParent().getFileName().toString(), folder,
+                            VibeParser.model(meta)));
+        });
+    }
+
+    // ---- Kimi Code
+
+    private static void kimi(Path root, List<Candidate> found, List<Skip> skipped) throws IOException {
+        Path sessions = root.resolve("sessions");
+        if (!Files.isDirectory(sessions)) {
+            return;
+        }
+        int newer = 0;
+        try (DirectoryStream<Path> groups = Files.newDirectoryStream(sessions, "wd_*")) {
+            for (Path g : groups) {
+                try (DirectoryStream<Path> ss = Files.newDirectoryStream(g, "session_*")) {
+                    for (Path ignored : ss) {
+                        newer++;
+                    }
+                } catch (IOException e) {
+                    // not a folder
+                }
+            }
+        }
+        if (newer > 0) {
+            throw new IOException(newer + (newer == 1 ? " session" : " sessions") + " not read: the newer Kimi Code"
+                    + " store (sessions/wd_*/session_*/agents/*/wire.jsonl) is not imported yet");
+        }
+        Map<String, String> folders = kimiFolders(root);
+        walk(sessions, 3, skipped, (file, attrs) -> {
+            Path rel = sessions.relativize(file);
+            if (rel.getNameCount() != 3 || !file.getFileName().toString().equals("wire.jsonl")) {
+                return;
+            }
+            found.add(new Candidate(file, root, KimiParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis())
+                    .with(Format.LINES, rel.getName(1).toString(), folders.get(rel.getName(0).toString()), null));
+        });
+    }
+
+    /** Session group folder name ({@code md5} of the path, or {@code <kaos>_<md5>}) to folder, from {@code kimi.json}. */
+    static Map<String, String> kimiFolders(Path root) {
+        Map<String, String> out = new HashMap<>();
+        JsonNode meta = GrokParser.json(root.resolve("kimi.json"));
+        for (JsonNode wd : meta == null ? MAPPER.createArrayNode() : meta.path("work_dirs")) {
+            String path = SessionParser.text(wd, "path");
+            if (path == null) {
+                continue;
+            }
+            String kaos = SessionParser.text(wd, "kaos");
+            String md5 = md5(path);
+            out.put(kaos == null || kaos.equals("local") ? md5 : kaos + "_" + md5, path);
+        }
+        return out;
     }
 
     // ---- Gemini CLI

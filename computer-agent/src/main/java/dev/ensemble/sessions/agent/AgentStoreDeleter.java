@@ -47,8 +47,14 @@ import java.sql.SQLException;
  *       for its children;</li>
  *   <li>Qwen Code: {@code projects/<project>/chats/<id>.jsonl};</li>
  *   <li>Cursor: the transcript folder {@code projects/<p>/agent-transcripts/<id>/} (with its sub-agents) and the
- *       chat folder {@code chats/<md5>/<id>/} (its store.db).</li>
+ *       chat folder {@code chats/<md5>/<id>/} (its store.db);</li>
+ *   <li>Grok Build: the session folder {@code sessions/<encoded folder>/<id>/} (as Grok's own {@code /delete});</li>
+ *   <li>Mistral Vibe: the session folder {@code logs/session/<prefix>_*_<id8>/} whose {@code meta.json} names the
+ *       session (with its sub-agents' logs), and the {@code logs/session/.last_session/} pointers that name it (as
+ *       Vibe's own delete);</li>
+ *   <li>Kimi Code CLI: the session folder {@code sessions/<md5>/<id>/} (as kimi-cli's own delete).</li>
  * </ul>
+ * Antigravity's sessions are not deleted (its store is encrypted and not read: an error says so).
  * Nothing else is touched: other sessions' files, files whose name only resembles, links are removed as links
  * and never followed. A session already gone counts as deleted (an empty list of removed paths).
  */
@@ -58,7 +64,8 @@ public final class AgentStoreDeleter {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     /** The agents whose stores this class knows. */
     public static final Set<String> AGENTS = Set.of(ClaudeParser.AGENT, CodexParser.AGENT, GeminiParser.AGENT,
-            CopilotParser.AGENT, OpenCodeParser.AGENT, QwenParser.AGENT, CursorParser.AGENT);
+            CopilotParser.AGENT, OpenCodeParser.AGENT, QwenParser.AGENT, CursorParser.AGENT, GrokParser.AGENT,
+            VibeParser.AGENT, KimiParser.AGENT);
 
     private final AgentStores stores;
 
@@ -146,6 +153,25 @@ public final class AgentStoreDeleter {
                             }
                             for (Path hash : folders(root.resolve("chats"))) {
                                 deleteTree(hash.resolve(id), removed);
+                            }
+                        }
+                    }
+                    case GrokParser.AGENT -> {
+                        for (Path root : stores.grok()) {
+                            for (Path group : folders(root.resolve("sessions"))) {
+                                deleteTree(group.resolve(id), removed);
+                            }
+                        }
+                    }
+                    case VibeParser.AGENT -> {
+                        for (Path root : stores.vibe()) {
+                            deleteVibe(root.resolve("logs/session"), id, removed);
+                        }
+                    }
+                    case KimiParser.AGENT -> {
+                        for (Path root : stores.kimi()) {
+                            for (Path group : folders(root.resolve("sessions"))) {
+                                deleteTree(group.resolve(id), removed);
                             }
                         }
                     }
@@ -397,6 +423,39 @@ public final class AgentStoreDeleter {
                     }
                 }
                 deleteTree(messages, removed);
+            }
+        }
+    }
+
+    private static void deleteVibe(Path sessions, String id, List<String> removed) throws IOException {
+        if (id.length() < 8) {
+            throw new IOException("'" + id + "' is too short for a Mistral Vibe session id");
+        }
+        for (Path dir : folders(sessions)) {
+            String name = dir.getFileName().toString();
+            if (name.endsWith("_" + id.substring(0, 8)) && !name.startsWith(".")) {
+                JsonNode meta;
+                try {
+                    meta = MAPPER.readTree(dir.resolve("meta.json").toFile());
+                } catch (IOException unreadable) {
+                    continue; // not a session Vibe would find by this id either
+                }
+                if (meta != null && id.equals(meta.path("session_id").asText(null))) {
+                    deleteTree(dir, removed);
+                }
+            }
+        }
+        Path pointers = sessions.resolve(".last_session");
+        if (Files.isDirectory(pointers, LinkOption.NOFOLLOW_LINKS)) {
+            List<Path> files = new ArrayList<>();
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(pointers)) {
+                ds.forEach(files::add);
+            }
+            for (Path p : files) {
+                if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
+                        && id.equals(Files.readString(p, StandardCharsets.UTF_8).strip())) {
+                    deleteIfThere(p, removed);
+                }
             }
         }
     }

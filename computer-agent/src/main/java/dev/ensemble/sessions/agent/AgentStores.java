@@ -17,10 +17,18 @@ import java.util.Map;
  * @param opencode OpenCode data folders ({@code $XDG_DATA_HOME/opencode}, else {@code ~/.local/share/opencode}:
  *                 {@code opencode.db}, older {@code storage/})
  * @param qwen     Qwen Code homes ({@code $QWEN_HOME}, else {@code ~/.qwen}: {@code projects/<project>/chats/})
- * @param cursor   Cursor homes ({@code ~/.cursor}: {@code projects/<p>/agent-transcripts/}, {@code chats/})
+ * @param cursor      Cursor homes ({@code ~/.cursor}: {@code projects/<p>/agent-transcripts/}, {@code chats/})
+ * @param grok        Grok Build homes ({@code $GROK_HOME}, else {@code ~/.grok}: {@code sessions/<encoded cwd>/<id>/})
+ * @param antigravity Antigravity's data folders ({@code ~/.gemini/antigravity}: {@code conversations/<id>.pb},
+ *                    encrypted: named, not read)
+ * @param vibe        Mistral Vibe homes ({@code $VIBE_HOME}, else {@code ~/.vibe}: {@code logs/session/<dir>/})
+ * @param kimi        Kimi Code CLI (kimi-cli) homes ({@code $KIMI_SHARE_DIR}, else {@code ~/.kimi}:
+ *                    {@code sessions/<md5 of the folder>/<id>/wire.jsonl}); the newer Kimi Code's {@code ~/.kimi-code}
+ *                    is named, not read
  */
 public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini, List<Path> copilot,
-                          List<Path> opencode, List<Path> qwen, List<Path> cursor) {
+                          List<Path> opencode, List<Path> qwen, List<Path> cursor, List<Path> grok,
+                          List<Path> antigravity, List<Path> vibe, List<Path> kimi) {
     public AgentStores {
         claude = List.copyOf(claude);
         codex = List.copyOf(codex);
@@ -29,6 +37,16 @@ public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini
         opencode = List.copyOf(opencode);
         qwen = List.copyOf(qwen);
         cursor = List.copyOf(cursor);
+        grok = List.copyOf(grok);
+        antigravity = List.copyOf(antigravity);
+        vibe = List.copyOf(vibe);
+        kimi = List.copyOf(kimi);
+    }
+
+    /** The stores of the first seven agents (no Grok Build, Antigravity, Mistral Vibe or Kimi Code folders). */
+    public AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini, List<Path> copilot,
+                       List<Path> opencode, List<Path> qwen, List<Path> cursor) {
+        this(claude, codex, gemini, copilot, opencode, qwen, cursor, List.of(), List.of(), List.of(), List.of());
     }
 
     /** Only Claude Code and Codex folders. */
@@ -41,7 +59,9 @@ public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini
         return new AgentStores(List.of(home.resolve(".claude/projects")), List.of(home.resolve(".codex/sessions")),
                 List.of(home.resolve(".gemini")), List.of(home.resolve(".copilot")),
                 List.of(home.resolve(".local/share/opencode")), List.of(home.resolve(".qwen")),
-                List.of(home.resolve(".cursor")));
+                List.of(home.resolve(".cursor")), List.of(home.resolve(".grok")),
+                List.of(home.resolve(".gemini/antigravity")), List.of(home.resolve(".vibe")),
+                List.of(home.resolve(".kimi"), home.resolve(".kimi-code")));
     }
 
     /** Every agent's store for this person: the environment's overrides ({@code CLAUDE_CONFIG_DIR}, ...), else under {@code home}. */
@@ -54,7 +74,19 @@ public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini
                 env(env, "COPILOT_HOME", "", h.copilot),
                 env(env, "XDG_DATA_HOME", "opencode", h.opencode),
                 env(env, "QWEN_HOME", "", h.qwen),
-                h.cursor);
+                h.cursor,
+                env(env, "GROK_HOME", "", h.grok),
+                h.antigravity,
+                env(env, "VIBE_HOME", "", h.vibe),
+                kimi(env, h.kimi));
+    }
+
+    /** {@code $KIMI_SHARE_DIR} (else {@code ~/.kimi}) and {@code $KIMI_CODE_HOME} (else {@code ~/.kimi-code}). */
+    private static List<Path> kimi(Map<String, String> env, List<Path> otherwise) {
+        String share = env.get("KIMI_SHARE_DIR");
+        String code = env.get("KIMI_CODE_HOME");
+        return List.of(share == null || share.isBlank() ? otherwise.get(0) : Path.of(share),
+                code == null || code.isBlank() ? otherwise.get(1) : Path.of(code));
     }
 
     private static List<Path> env(Map<String, String> env, String name, String sub, List<Path> otherwise) {
@@ -68,7 +100,7 @@ public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini
     /** The same stores with other Claude Code and Codex folders (when not null). */
     public AgentStores withClaudeAndCodex(List<Path> claudeDirs, List<Path> codexDirs) {
         return new AgentStores(claudeDirs != null ? claudeDirs : claude, codexDirs != null ? codexDirs : codex,
-                gemini, copilot, opencode, qwen, cursor);
+                gemini, copilot, opencode, qwen, cursor, grok, antigravity, vibe, kimi);
     }
 
     /** Every folder, each with its agent's standard name, in the guide's order. */
@@ -78,9 +110,13 @@ public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini
         codex.forEach(p -> all.add(Map.entry(CodexParser.AGENT, p)));
         cursor.forEach(p -> all.add(Map.entry(CursorParser.AGENT, p)));
         copilot.forEach(p -> all.add(Map.entry(CopilotParser.AGENT, p)));
+        grok.forEach(p -> all.add(Map.entry(GrokParser.AGENT, p)));
         opencode.forEach(p -> all.add(Map.entry(OpenCodeParser.AGENT, p)));
         gemini.forEach(p -> all.add(Map.entry(GeminiParser.AGENT, p)));
+        antigravity.forEach(p -> all.add(Map.entry(AntigravityStore.AGENT, p)));
+        vibe.forEach(p -> all.add(Map.entry(VibeParser.AGENT, p)));
         qwen.forEach(p -> all.add(Map.entry(QwenParser.AGENT, p)));
+        kimi.forEach(p -> all.add(Map.entry(KimiParser.AGENT, p)));
         return all;
     }
 
@@ -94,6 +130,10 @@ public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini
             case OpenCodeParser.AGENT -> "OpenCode";
             case GeminiParser.AGENT -> "Gemini CLI";
             case QwenParser.AGENT -> "Qwen Code";
+            case GrokParser.AGENT -> "Grok Build";
+            case AntigravityStore.AGENT -> "Antigravity";
+            case VibeParser.AGENT -> "Mistral Vibe";
+            case KimiParser.AGENT -> "Kimi Code";
             default -> agent;
         };
     }

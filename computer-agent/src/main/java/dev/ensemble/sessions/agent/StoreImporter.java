@@ -529,6 +529,18 @@ public final class StoreImporter {
                 case OpenCodeParser.AGENT -> {
                     return new OpenCodeParser(fs.session, events, c.id(), c.mtime(), c.folder());
                 }
+                case GrokParser.AGENT -> {
+                    return new GrokParser(fs.session, events, c.id() != null ? c.id() : c.path().getParent().getFileName().toString(),
+                            c.mtime(), c.path().getParent(), c.folder(), c.model());
+                }
+                case VibeParser.AGENT -> {
+                    return new VibeParser(fs.session, events, c.id() != null ? c.id() : c.path().getParent().getFileName().toString(),
+                            c.mtime(), c.path().getParent());
+                }
+                case KimiParser.AGENT -> {
+                    return new KimiParser(fs.session, events, c.id() != null ? c.id() : c.path().getParent().getFileName().toString(),
+                            c.mtime(), c.folder());
+                }
                 default -> {
                     // Claude Code, below
                 }

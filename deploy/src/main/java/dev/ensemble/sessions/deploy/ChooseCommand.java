@@ -49,7 +49,7 @@ final class ChooseCommand implements Callable<Integer> {
     @Option(names = "--folder", paramLabel = "DIR", description = "only sessions that worked in this folder (or one under it)")
     Path folder;
 
-    @Option(names = "--agent", paramLabel = "A", description = "only this agent's sessions (claude-code, codex, gemini-cli, copilot, cursor, opencode, qwen-code); default: every agent with sessions here")
+    @Option(names = "--agent", paramLabel = "A", description = "only this agent's sessions (claude-code, codex, gemini-cli, copilot, cursor, opencode, qwen-code, grok-build, mistral-vibe, kimi-code); default: every agent with sessions here")
     String agent;
 
     @picocli.CommandLine.Mixin

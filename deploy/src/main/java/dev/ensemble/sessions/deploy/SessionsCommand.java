@@ -39,7 +39,7 @@ final class SessionsCommand implements Callable<Integer> {
     @Option(names = "--q", paramLabel = "TEXT", description = "search what the sessions said: prompts, task titles, reports, folders, files changed, agent (words stemmed and all required; \"a phrase\"; -word excludes)")
     String q;
 
-    @Option(names = "--agent", paramLabel = "A", description = "only this agent's sessions (claude-code, codex, gemini-cli, copilot, cursor, opencode, qwen-code)")
+    @Option(names = "--agent", paramLabel = "A", description = "only this agent's sessions (claude-code, codex, gemini-cli, copilot, cursor, opencode, qwen-code, grok-build, mistral-vibe, kimi-code)")
     String agent;
 
     @Option(names = "--computer", paramLabel = "C", description = "only sessions that ran on this computer (its id)")
