@@ -155,11 +155,11 @@ final class VibeParser extends SessionParser {
         JsonNode stats = meta == null ? null : meta.get("stats");
         Long prompt = number(stats, "last_turn_prompt_tokens");
         if (read && s.turn != null && !s.turn.closed && prompt != null && prompt > 0) {
-            // the last request's figures, once per state of meta.json (its message count)
+            // the last request's figures, once per turn and state of meta.json (its message count)
             long messages = meta.path("total_messages").asLong(0);
             Long window = ModelWindows.of(s.model);
             touch(endAt);
-            reply("stats-" + messages, endAt, prompt, count(stats, "last_turn_completion_tokens"), prompt, window, s.model);
+            reply("stats-" + s.turn.key + "-" + messages, endAt, prompt, count(stats, "last_turn_completion_tokens"), prompt, window, s.model);
         }
         super.finish(idle);
     }

@@ -1,0 +1,313 @@
+package dev.ensemble.sessions.agent;
+
+import dev.ensemble.sessions.agent.Stores.Imported;
+import dev.ensemble.sessions.events.EngineEvent;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.events.RunStatusChanged;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Grok Build, Mistral Vibe, Kimi Code CLI and Antigravity, on the synthetic stores of
+ * {@code src/test/resources/fixtures/stores} (see PROVENANCE.md there: field names from each agent's own source)
+ * laid out in a temporary home as on a computer.
+ */
+class GrokVibeKimiAntigravityTest {
+    static final String GROK = "019f7000-0000-7000-8000-000000000001";
+    static final String GROK_SUB = "019f7000-0000-7000-8000-000000000002";
+    static final String GROK_DIR = ".grok/sessions/%2Fhome%2Fana%2Fgrok%20app/";
+    static final String VIBE = "6c1f2a3b-9d4e-4f10-8a2b-3c4d5e6f7a80";
+    static final String VIBE_DIR = ".vibe/logs/session/session_20260715_100000_6c1f2a3b";
+    static final String KIMI = "5e4f6a7b-8c9d-4e0f-a1b2-c3d4e5f60718";
+    static final String KIMI_DIR = ".kimi/sessions/db498d6c47b817a3c8f84bee6c0d8480/";
+
+    @TempDir
+    Path tmp;
+    Stores stores;
+
+    @BeforeEach
+    void setUp() {
+        stores = Stores.empty(tmp);
+        Path fixtures = Stores.fixtures().resolve("stores");
+        Stores.copyTree(fixtures.resolve("grok"), stores.home.resolve(".grok"));
+        Stores.copyTree(fixtures.resolve("vibe"), stores.home.resolve(".vibe"));
+        Stores.copyTree(fixtures.resolve("kimi"), stores.home.resolve(".kimi"));
+        Stores.copyTree(fixtures.resolve("antigravity"), stores.home.resolve(".gemini/antigravity"));
+        stores.touchAll(Stores.NOW.minus(Duration.ofMinutes(1)));
+    }
+
+    @Test
+    void grokBuildPromptsAreRunsWithTheirFolderModelAndTheFillGrokCounts() {
+        Imported got = stores.importStores(stores.importer());
+
+        List<RunClaimed> claims = got.claims(GROK);
+        // the auto-wake turn (hostTurn), the prompt's image chunk and the interjection are not prompts
+        assertThat(claims).extracting(c -> c.getTask().getTitle())
+                .containsExactly("Add a retry with backoff to src/fetch.rs", "Now add a test for it");
+        assertThat(claims).allSatisfy(c -> {
+            assertThat(c.getAgent()).isEqualTo("grok-build");
+            assertThat(c.getFolder()).isEqualTo("/home/ana/grok app");
+            assertThat(c.getModel()).isEqualTo("grok-build-fast");
+            assertThat(c.getContextWindow()).isEqualTo(256_000L);
+        });
+        assertThat(claims.get(0).getRunId()).isEqualTo("grok-build:" + GROK);
+        assertThat(claims.get(0).getTask().getDescription()).isEqualTo("Add a retry with backoff to src/fetch.rs\nKeep it under 3 attempts");
+        assertThat(claims.get(1).getContinueFromJobId()).isEqualTo("grok-build:" + GROK);
+        assertThat(got.eventOf(claims.get(0)).getOccurredAt()).isEqualTo(Instant.ofEpochMilli(1784538000100L));
+
+        List<EngineEvent> engine = got.engine(GROK);
+        assertThat(engine).extracting(EngineEvent::getContextUsed).containsExactly(14_100L, 23_800L);
+        assertThat(engine).extracting(EngineEvent::getContextSize).containsExactly(256_000L, 256_000L);
+
+        RunStatusChanged first = got.done("grok-build:" + GROK);
+        assertThat(first.getFilesChanged()).containsExactly("/home/ana/grok app/src/fetch.rs");
+        assertThat(first.getTokens()).isEqualTo(26_100L + 640L);
+        assertThat(first.getReportSummary()).isEqualTo("Added a retry with exponential backoff.");
+        RunStatusChanged second = got.done(claims.get(1).getRunId());
+        assertThat(second.getReportSummary()).isEqualTo("Test added; it uses the mock clock.");
+        assertThat(second.getFilesChanged()).containsExactly("/home/ana/grok app/tests/fetch_retry.rs");
+
+        // a sub-agent's session (session_kind "subagent") is not a session of its own
+        assertThat(got.claims(GROK_SUB)).isEmpty();
+        assertThat(got.summary().skipped()).anySatisfy(k -> {
+            assertThat(k.file().toString()).contains(GROK_SUB);
+            assertThat(k.reason()).isEqualTo("sub-agent transcript");
+        });
+    }
+
+    @Test
+    void mistralVibePromptsAreRunsAndTheLastRequestGivesTheUsedContextOfUnknownWindow() {
+        Imported got = stores.importStores(stores.importer());
+
+        List<RunClaimed> claims = got.claims(VIBE);
+        // the injected reminder is not a prompt
+        assertThat(claims).extracting(c -> c.getTask().getTitle()).containsExactly("Sort the list in utils.py by date", "Also add a docstring");
+        assertThat(claims).allSatisfy(c -> {
+            assertThat(c.getAgent()).isEqualTo("mistral-vibe");
+            assertThat(c.getFolder()).isEqualTo("/home/ana/vibe-app");
+            assertThat(c.getModel()).isEqualTo("mistral-vibe-cli-latest");
+            assertThat(c.getContextWindow()).isNull();
+        });
+        assertThat(got.eventOf(claims.get(0)).getOccurredAt()).isEqualTo(Instant.parse("2026-07-15T10:00:00.123Z"));
+        assertThat(got.eventOf(claims.get(1)).getOccurredAt()).isEqualTo(Instant.parse("2026-07-15T10:09:30Z"));
+        assertThat(got.done("mistral-vibe:" + VIBE).getFilesChanged()).containsExactly("/home/ana/vibe-app/utils.py");
+        assertThat(got.done("mistral-vibe:" + VIBE).getReportSummary()).isEqualTo("Sorted by date now.");
+
+        // the first turn has no usage of its own (unknown, never 0); the open one the last request's prompt
+        List<EngineEvent> engine = got.engine(VIBE);
+        assertThat(engine).hasSize(2);
+        assertThat(engine.get(0).getContextUsed()).isNull();
+        assertThat(engine.get(1).getContextUsed()).isEqualTo(14_200L);
+        assertThat(engine.get(1).getContextSize()).isNull();
+        assertThat(engine.get(1).getRunId()).isEqualTo(claims.get(1).getRunId());
+
+        // the sub-agent's log under the session's agents/ is not a session
+        assertThat(got.claims("0a0b0c0d-2222-4000-8000-000000000000")).isEmpty();
+    }
+
+    @Test
+    void kimiCodeTurnsAreRunsWithTheFolderFromKimiJsonAndTheFillKimiReports() {
+        Imported got = stores.importStores(stores.importer());
+
+        List<RunClaimed> claims = got.claims(KIMI);
+        // the <system-reminder> turn Kimi started after a background task is not a prompt
+        assertThat(claims).extracting(c -> c.getTask().getTitle()).containsExactly("Rename parse_args to parse_cli in main.py", "Run the tests");
+        assertThat(claims).allSatisfy(c -> {
+            assertThat(c.getAgent()).isEqualTo("kimi-code");
+            assertThat(c.getFolder()).isEqualTo("/home/ana/kimi-app");
+            assertThat(c.getModel()).isNull(); // the wire log names no model
+        });
+        assertThat(claims.get(0).getRunId()).isEqualTo("kimi-code:" + KIMI);
+        assertThat(got.eventOf(claims.get(0)).getOccurredAt()).isEqualTo(Instant.ofEpochMilli(1784100000250L));
+
+        List<EngineEvent> engine = got.engine(KIMI);
+        // the sub-agent's StatusUpdate (inside a SubagentEvent) is not this session's
+        assertThat(engine).extracting(EngineEvent::getContextUsed).containsExactly(19_240L, 19_620L, 21_000L);
+        assertThat(engine).extracting(EngineEvent::getContextSize).containsOnly(262_144L);
+        assertThat(claims.get(1).getContextWindow()).isEqualTo(262_144L);
+
+        RunStatusChanged first = got.done("kimi-code:" + KIMI);
+        assertThat(first.getFilesChanged()).containsExactly("/home/ana/kimi-app/main.py");
+        assertThat(first.getReportSummary()).isEqualTo("Renamed parse_args to parse_cli.");
+        assertThat(first.getTokens()).isEqualTo(1240 + 18000 + 96 + 380 + 19240 + 40L);
+        assertThat(got.done(claims.get(1).getRunId()).getReportSummary()).isEqualTo("All 12 tests pass.");
+    }
+
+    @Test
+    void theSummaryNamesEveryStoreAndAntigravitysWithWhyItIsNotRead() {
+        Imported got = stores.importStores(stores.importer());
+
+        List<String> lines = got.summary().storeLines();
+        assertThat(lines).contains(
+                "Grok Build (" + stores.home.resolve(".grok") + "): 1 session, imported 1 (2 new runs)",
+                "Mistral Vibe (" + stores.home.resolve(".vibe") + "): 1 session, imported 1 (2 new runs)",
+                "Kimi Code (" + stores.home.resolve(".kimi") + "): 1 session, imported 1 (2 new runs)",
+                "Kimi Code (" + stores.home.resolve(".kimi-code") + "): not found");
+        assertThat(lines).anySatisfy(l -> assertThat(l).isEqualTo("Antigravity (" + stores.home.resolve(".gemini/antigravity")
+                + "): unreadable: 1 conversation not read: Antigravity encrypts them (conversations/*.pb, AES with a key"
+                + " only the app holds; no public format)"));
+        assertThat(got.claims()).noneMatch(c -> c.getAgent().equals("antigravity"));
+    }
+
+    @Test
+    void theNewerKimiCodeStoreIsNamedAsNotRead() throws IOException {
+        Path session = stores.home.resolve(".kimi-code/sessions/wd_app_0123456789ab/session_8f0e/agents/main");
+        Files.createDirectories(session);
+        Files.writeString(session.resolve("wire.jsonl"), "{\"type\":\"metadata\",\"protocol_version\":\"1.5\",\"created_at\":1}\n");
+
+        Imported got = stores.importStores(stores.importer());
+
+        assertThat(got.summary().storeLines()).contains("Kimi Code (" + stores.home.resolve(".kimi-code")
+                + "): unreadable: 1 session not read: the newer Kimi Code store (sessions/wd_*/session_*/agents/*/wire.jsonl)"
+                + " is not imported yet");
+        assertThat(got.claims(KIMI)).hasSize(2); // kimi-cli's own store is read all the same
+    }
+
+    @Test
+    void readingAppendedLinesGivesTheSameEventsAsReadingTheWholeFile() throws IOException {
+        Path fixtures = Stores.fixtures().resolve("stores");
+        Stores whole = Stores.empty(tmp.resolve("whole"));
+        Stores halves = Stores.empty(tmp.resolve("halves"));
+        for (Stores s : List.of(whole, halves)) {
+            Stores.copyTree(fixtures.resolve("grok"), s.home.resolve(".grok"));
+            Stores.copyTree(fixtures.resolve("kimi"), s.home.resolve(".kimi"));
+            s.touchAll(Stores.NOW.minus(Duration.ofMinutes(2)));
+        }
+        List<String> wholeIds = whole.importStores(whole.importer()).ids();
+
+        Path grok = halves.home.resolve(GROK_DIR + GROK + "/updates.jsonl");
+        Path kimi = halves.home.resolve(KIMI_DIR + KIMI + "/wire.jsonl");
+        Map<Path, List<String>> lines = Map.of(grok, Files.readAllLines(grok), kimi, Files.readAllLines(kimi));
+        for (Map.Entry<Path, List<String>> e : lines.entrySet()) {
+            List<String> l = e.getValue();
+            // cut in the middle of a line: the incomplete line waits for the next import
+            String text = String.join("\n", l) + "\n";
+            Files.writeString(e.getKey(), text.substring(0, text.length() / 2), StandardCharsets.UTF_8);
+            Stores.touch(e.getKey(), Stores.NOW.minus(Duration.ofMinutes(2)));
+        }
+        StoreImporter importer = halves.importer();
+        List<String> ids = new ArrayList<>(halves.importStores(importer).ids());
+        assertThat(ids).isNotEmpty().hasSizeLessThan(wholeIds.size());
+        for (Map.Entry<Path, List<String>> e : lines.entrySet()) {
+            Files.writeString(e.getKey(), String.join("\n", e.getValue()) + "\n", StandardCharsets.UTF_8);
+            Stores.touch(e.getKey(), Stores.NOW.minus(Duration.ofMinutes(1)));
+        }
+        ids.addAll(halves.importStores(importer).ids());
+
+        assertThat(ids).containsExactlyInAnyOrderElementsOf(wholeIds);
+        assertThat(halves.importStores(importer).events()).isEmpty();
+    }
+
+    // ---- deletion, each in the agent's own store
+
+    Set<String> listing() {
+        try (Stream<Path> all = Files.walk(stores.home)) {
+            return new TreeSet<>(all.map(p -> stores.home.relativize(p).toString()).filter(s -> !s.isEmpty()).toList());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static Set<String> minus(Set<String> a, Set<String> b) {
+        Set<String> d = new TreeSet<>(a);
+        d.removeAll(b);
+        return d;
+    }
+
+    AgentStoreDeleter deleter() {
+        return new AgentStoreDeleter(stores.agentStores());
+    }
+
+    @Test
+    void grokBuildDeletesTheSessionFolderAndNothingElse() {
+        Set<String> before = listing();
+
+        AgentStoreDeleter.Result r = deleter().delete("grok-build", List.of(GROK));
+
+        assertThat(r.ok()).isTrue();
+        String dir = GROK_DIR + GROK;
+        assertThat(minus(before, listing())).containsExactlyInAnyOrder(dir, dir + "/summary.json", dir + "/signals.json",
+                dir + "/updates.jsonl");
+        assertThat(listing()).contains(GROK_DIR + GROK_SUB + "/updates.jsonl");
+        assertThat(deleter().delete("grok-build", List.of(GROK))).satisfies(again -> {
+            assertThat(again.ok()).isTrue();
+            assertThat(again.removedPaths()).isEmpty();
+        });
+    }
+
+    @Test
+    void mistralVibeDeletesTheSessionFolderWithItsSubAgentsAndThePointerNamingItNotAFolderWithTheSameShortId()
+            throws IOException {
+        // another session whose id starts with the same 8 characters: Vibe's own delete checks meta.json's id
+        Path other = stores.home.resolve(".vibe/logs/session/session_20260716_090000_6c1f2a3b");
+        Files.createDirectories(other);
+        Files.writeString(other.resolve("meta.json"), "{\"session_id\": \"6c1f2a3b-0000-4000-8000-000000000000\"}");
+        Files.writeString(other.resolve("messages.jsonl"), "{\"role\": \"user\", \"content\": \"hi\"}\n");
+        Set<String> before = listing();
+
+        AgentStoreDeleter.Result r = deleter().delete("mistral-vibe", List.of(VIBE));
+
+        assertThat(r.ok()).isTrue();
+        String sub = VIBE_DIR + "/agents/explore_20260715_100200_0a0b0c0d";
+        assertThat(minus(before, listing())).containsExactlyInAnyOrder(VIBE_DIR, VIBE_DIR + "/meta.json",
+                VIBE_DIR + "/messages.jsonl", VIBE_DIR + "/agents", sub, sub + "/meta.json", sub + "/messages.jsonl",
+                ".vibe/logs/session/.last_session/pts-3");
+        assertThat(deleter().delete("mistral-vibe", List.of(VIBE)).removedPaths()).isEmpty();
+    }
+
+    @Test
+    void kimiCodeDeletesTheSessionFolderAndNothingElse() {
+        Set<String> before = listing();
+
+        AgentStoreDeleter.Result r = deleter().delete("kimi-code", List.of(KIMI));
+
+        assertThat(r.ok()).isTrue();
+        String dir = KIMI_DIR + KIMI;
+        assertThat(minus(before, listing())).containsExactlyInAnyOrder(dir, dir + "/wire.jsonl", dir + "/context.jsonl",
+                dir + "/state.json", dir + "/subagents", dir + "/subagents/sa-1", dir + "/subagents/sa-1/wire.jsonl");
+        assertThat(listing()).contains(".kimi/kimi.json", KIMI_DIR.substring(0, KIMI_DIR.length() - 1));
+        assertThat(deleter().delete("kimi-code", List.of(KIMI)).ok()).isTrue();
+    }
+
+    @Test
+    void antigravitySessionsAreNotDeletedAndTheAnswerSaysSo() {
+        Set<String> before = listing();
+
+        AgentStoreDeleter.Result r = deleter().delete("antigravity", List.of("7d3e9a10-4b2c-4e5f-8a6b-9c0d1e2f3a4b"));
+
+        assertThat(r.ok()).isFalse();
+        assertThat(r.error()).contains("not antigravity");
+        assertThat(listing()).isEqualTo(before);
+    }
+
+    @Test
+    void theEnvironmentMovesEachStore() {
+        AgentStores s = AgentStores.defaults(Path.of("/home/ana"), Map.of("GROK_HOME", "/data/grok", "VIBE_HOME", "/data/vibe",
+                "KIMI_SHARE_DIR", "/data/kimi", "KIMI_CODE_HOME", "/data/kimi-code"));
+        assertThat(s.grok()).containsExactly(Path.of("/data/grok"));
+        assertThat(s.vibe()).containsExactly(Path.of("/data/vibe"));
+        assertThat(s.kimi()).containsExactly(Path.of("/data/kimi"), Path.of("/data/kimi-code"));
+        assertThat(s.antigravity()).containsExactly(Path.of("/home/ana/.gemini/antigravity"));
+        AgentStores plain = AgentStores.defaults(Path.of("/home/ana"), Map.of());
+        assertThat(plain.grok()).containsExactly(Path.of("/home/ana/.grok"));
+        assertThat(plain.vibe()).containsExactly(Path.of("/home/ana/.vibe"));
+        assertThat(plain.kimi()).containsExactly(Path.of("/home/ana/.kimi"), Path.of("/home/ana/.kimi-code"));
+    }
+}
