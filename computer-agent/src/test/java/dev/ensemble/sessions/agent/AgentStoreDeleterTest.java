@@ -86,9 +86,9 @@ class AgentStoreDeleterTest {
         Path projects = home.resolve("projects");
         Path kept = write(projects.resolve("-w/" + OTHER + ".jsonl"), line(OTHER));
         AgentStoreDeleter d = new AgentStoreDeleter(List.of(projects), List.of());
-        AgentStoreDeleter.Result grok = d.delete("grok-build", List.of(SID));
-        assertThat(grok.ok()).isFalse();
-        assertThat(grok.error()).contains("grok-build");
+        AgentStoreDeleter.Result unknown = d.delete("antigravity", List.of(SID)); // its store is encrypted: not read
+        assertThat(unknown.ok()).isFalse();
+        assertThat(unknown.error()).contains("antigravity");
         for (String bad : List.of("../-w/" + OTHER, "..", ".hidden", "a/b", "")) {
             AgentStoreDeleter.Result r = d.delete("claude-code", List.of(bad));
             assertThat(r.ok()).as(bad).isFalse();

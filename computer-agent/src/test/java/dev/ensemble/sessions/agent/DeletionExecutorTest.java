@@ -55,8 +55,8 @@ class DeletionExecutorTest {
         assertThat(again.getEventId()).as("the same request answers with the same id").isEqualTo(answer.getEventId());
         assertThat(((SessionDeletedOnComputer) again.getPayload()).getOk()).as("already gone counts as deleted").isTrue();
 
-        Event unknownAgent = x.handle(accepted("acct-ana", "service:projector", List.of("laptop"), "grok-build"));
+        Event unknownAgent = x.handle(accepted("acct-ana", "service:projector", List.of("laptop"), "antigravity"));
         assertThat(((SessionDeletedOnComputer) unknownAgent.getPayload()).getOk()).isFalse();
-        assertThat(((SessionDeletedOnComputer) unknownAgent.getPayload()).getError()).contains("grok-build");
+        assertThat(((SessionDeletedOnComputer) unknownAgent.getPayload()).getError()).contains("antigravity");
     }
 }

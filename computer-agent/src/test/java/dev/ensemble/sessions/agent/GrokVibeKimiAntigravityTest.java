@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Grok Build, Mistral Vibe, Kimi Code CLI and Antigravity, on the synthetic stores of
- * {@code src/test/resources/fixtures/stores} (see PROVENANCE.md there: field names from each agent's own source)
+ * {@code src/test/resources/synthetic-stores} (see PROVENANCE.md there: field names from each agent's own source)
  * laid out in a temporary home as on a computer.
  */
 class GrokVibeKimiAntigravityTest {
@@ -40,12 +40,21 @@ class GrokVibeKimiAntigravityTest {
 
     @TempDir
     Path tmp;
+
+    /** {@code src/test/resources/synthetic-stores}. */
+    static Path synthetic() {
+        try {
+            return Path.of(java.util.Objects.requireNonNull(GrokVibeKimiAntigravityTest.class.getResource("/synthetic-stores")).toURI());
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+    }
     Stores stores;
 
     @BeforeEach
     void setUp() {
         stores = Stores.empty(tmp);
-        Path fixtures = Stores.fixtures().resolve("stores");
+        Path fixtures = synthetic();
         Stores.copyTree(fixtures.resolve("grok"), stores.home.resolve(".grok"));
         Stores.copyTree(fixtures.resolve("vibe"), stores.home.resolve(".vibe"));
         Stores.copyTree(fixtures.resolve("kimi"), stores.home.resolve(".kimi"));
@@ -182,7 +191,7 @@ class GrokVibeKimiAntigravityTest {
 
     @Test
     void readingAppendedLinesGivesTheSameEventsAsReadingTheWholeFile() throws IOException {
-        Path fixtures = Stores.fixtures().resolve("stores");
+        Path fixtures = synthetic();
         Stores whole = Stores.empty(tmp.resolve("whole"));
         Stores halves = Stores.empty(tmp.resolve("halves"));
         for (Stores s : List.of(whole, halves)) {
