@@ -11,7 +11,8 @@
   let session = null;
 
   const AGENTS = { 'claude-code': 'Claude Code', 'codex': 'Codex', 'copilot': 'Copilot CLI', 'cursor': 'Cursor agent',
-    'gemini-cli': 'Gemini CLI', 'opencode': 'OpenCode', 'qwen-code': 'Qwen Code' };
+    'gemini-cli': 'Gemini CLI', 'opencode': 'OpenCode', 'qwen-code': 'Qwen Code', 'grok-build': 'Grok Build',
+    'mistral-vibe': 'Mistral Vibe', 'kimi-code': 'Kimi Code', 'antigravity': 'Antigravity' };
 
   function fact(dl, name, ...value) {
     dl.append(el('dt', null, name), el('dd', null, ...value));
