@@ -54,9 +54,10 @@ import org.sqlite.SQLiteConfig;
  *   <li>Grok Build {@code sessions/<url-encoded folder>/<id>/updates.jsonl} (folder, model and kind from
  *       {@code summary.json}; a {@code subagent} session is a sub-agent's);</li>
  *   <li>Mistral Vibe {@code logs/session/<dir>/messages.jsonl} (id, folder and model from {@code meta.json});</li>
- *   <li>Kimi Code CLI {@code sessions/<md5 of the folder>/<id>/wire.jsonl} (the folder from {@code kimi.json});
- *       the newer Kimi Code store ({@code sessions/wd_*}) and Antigravity's encrypted {@code conversations/*.pb}
- *       are named as not read;</li>
+ *   <li>Kimi Code CLI {@code sessions/<md5 of the folder>/<id>/wire.jsonl} (the folder from {@code kimi.json}) and
+ *       Kimi Code {@code sessions/wd_<slug>_<hash>/<id>/agents/main/wire.jsonl} (the folder from {@code state.json},
+ *       else {@code session_index.jsonl}); Antigravity's encrypted {@code conversations/*.pb} are named as not
+ *       read;</li>
  *   <li>Cursor {@code projects/<p>/agent-transcripts/<id>/<id>.jsonl} ({@code subagents/} are sub-agents); the
  *       folder is the project name decoded ({@code /} written as {@code -}) in the way whose md5 names the chat
  *       folder {@code chats/<md5>/<id>/store.db}, whose {@code meta} gives the model.</li>
@@ -253,36 +254,65 @@ final class AgentDiscovery {
 
     // ---- Kimi Code
 
-    private static void kimi(Path root, List<Candidate> found, List<Skip> skipped) throws IOException {
+    private static void kimi(Path root, List<Candidate> found, List<Skip> skipped) {
         Path sessions = root.resolve("sessions");
         if (!Files.isDirectory(sessions)) {
             return;
         }
-        int newer = 0;
-        try (DirectoryStream<Path> groups = Files.newDirectoryStream(sessions, "wd_*")) {
-            for (Path g : groups) {
-                try (DirectoryStream<Path> ss = Files.newDirectoryStream(g, "session_*")) {
-                    for (Path ignored : ss) {
-                        newer++;
-                    }
-                } catch (IOException e) {
-                    // not a folder
-                }
-            }
-        }
-        if (newer > 0) {
-            throw new IOException(newer + (newer == 1 ? " session" : " sessions") + " not read: the newer Kimi Code"
-                    + " store (sessions/wd_*/session_*/agents/*/wire.jsonl) is not imported yet");
-        }
         Map<String, String> folders = kimiFolders(root);
-        walk(sessions, 3, skipped, (file, attrs) -> {
+        Map<String, String> indexed = kimiCodeIndex(root);
+        // kimi-cli: <md5>/<id>/wire.jsonl; Kimi Code: wd_<slug>_<hash>/<id>/agents/main/wire.jsonl (other agents
+        // under agents/ are its sub-agents)
+        walk(sessions, 5, skipped, (file, attrs) -> {
             Path rel = sessions.relativize(file);
-            if (rel.getNameCount() != 3 || !file.getFileName().toString().equals("wire.jsonl")) {
+            if (!file.getFileName().toString().equals("wire.jsonl")) {
                 return;
             }
-            found.add(new Candidate(file, root, KimiParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis())
-                    .with(Format.LINES, rel.getName(1).toString(), folders.get(rel.getName(0).toString()), null));
+            String group = rel.getName(0).toString();
+            String id = rel.getName(1).toString();
+            if (rel.getNameCount() == 3 && !group.startsWith("wd_")) {
+                found.add(new Candidate(file, root, KimiParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis())
+                        .with(Format.LINES, id, folders.get(group), null));
+            } else if (rel.getNameCount() == 5 && group.startsWith("wd_") && rel.getName(2).toString().equals("agents")
+                    && rel.getName(3).toString().equals("main")) {
+                JsonNode state = GrokParser.json(sessions.resolve(group).resolve(id).resolve("state.json"));
+                String folder = SessionParser.text(state, "cwd");
+                found.add(new Candidate(file, root, KimiParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis())
+                        .with(Format.LINES, id, folder != null ? folder : indexed.get(id), null));
+            }
         });
+    }
+
+    /** Whether {@code wire} is a Kimi Code (not kimi-cli) wire log: {@code .../<session>/agents/<agent>/wire.jsonl}. */
+    static boolean isKimiCodeWire(Path wire) {
+        Path agents = wire.getParent() == null ? null : wire.getParent().getParent();
+        return agents != null && agents.getFileName() != null && agents.getFileName().toString().equals("agents");
+    }
+
+    /** Session id to folder from Kimi Code's {@code session_index.jsonl} ({@code {sessionId, sessionDir, workDir}} lines). */
+    static Map<String, String> kimiCodeIndex(Path root) {
+        Map<String, String> out = new HashMap<>();
+        Path index = root.resolve("session_index.jsonl");
+        if (!Files.isRegularFile(index)) {
+            return out;
+        }
+        try {
+            for (String line : Files.readAllLines(index, StandardCharsets.UTF_8)) {
+                try {
+                    JsonNode n = MAPPER.readTree(line);
+                    String id = SessionParser.text(n, "sessionId");
+                    String dir = SessionParser.text(n, "workDir");
+                    if (id != null && dir != null) {
+                        out.put(id, dir);
+                    }
+                } catch (IOException malformed) {
+                    // a line being written, or not JSON: its session's folder comes from its state.json
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            return out;
+        }
+        return out;
     }
 
     /** Session group folder name ({@code md5} of the path, or {@code <kaos>_<md5>}) to folder, from {@code kimi.json}. */

@@ -52,7 +52,9 @@ import java.sql.SQLException;
  *   <li>Mistral Vibe: the session folder {@code logs/session/<prefix>_*_<id8>/} whose {@code meta.json} names the
  *       session (with its sub-agents' logs), and the {@code logs/session/.last_session/} pointers that name it (as
  *       Vibe's own delete);</li>
- *   <li>Kimi Code CLI: the session folder {@code sessions/<md5>/<id>/} (as kimi-cli's own delete).</li>
+ *   <li>Kimi Code CLI: the session folder {@code sessions/<md5>/<id>/} (as kimi-cli's own delete); Kimi Code: the
+ *       session folder {@code sessions/wd_*}{@code /<id>/} with its agents' logs, and a {@code {sessionId, deleted:
+ *       true}} line appended to {@code session_index.jsonl} (as Kimi Code's own delete).</li>
  * </ul>
  * Antigravity's sessions are not deleted (its store is encrypted and not read: an error says so).
  * Nothing else is touched: other sessions' files, files whose name only resembles, links are removed as links
@@ -170,8 +172,15 @@ public final class AgentStoreDeleter {
                     }
                     case KimiParser.AGENT -> {
                         for (Path root : stores.kimi()) {
+                            int before = removed.size();
                             for (Path group : folders(root.resolve("sessions"))) {
                                 deleteTree(group.resolve(id), removed);
+                            }
+                            Path index = root.resolve("session_index.jsonl");
+                            if (removed.size() > before && Files.isRegularFile(index, LinkOption.NOFOLLOW_LINKS)) {
+                                // Kimi Code's own delete also writes the session's tombstone into its index
+                                Files.writeString(index, MAPPER.createObjectNode().put("sessionId", id).put("deleted", true)
+                                        + "\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
                             }
                         }
                     }

@@ -22,9 +22,9 @@ import java.util.Map;
  * @param antigravity Antigravity's data folders ({@code ~/.gemini/antigravity}: {@code conversations/<id>.pb},
  *                    encrypted: named, not read)
  * @param vibe        Mistral Vibe homes ({@code $VIBE_HOME}, else {@code ~/.vibe}: {@code logs/session/<dir>/})
- * @param kimi        Kimi Code CLI (kimi-cli) homes ({@code $KIMI_SHARE_DIR}, else {@code ~/.kimi}:
- *                    {@code sessions/<md5 of the folder>/<id>/wire.jsonl}); the newer Kimi Code's {@code ~/.kimi-code}
- *                    is named, not read
+ * @param kimi        Kimi Code homes: its predecessor kimi-cli's ({@code $KIMI_SHARE_DIR}, else {@code ~/.kimi}:
+ *                    {@code sessions/<md5 of the folder>/<id>/wire.jsonl}) and Kimi Code's own ({@code $KIMI_CODE_HOME},
+ *                    else {@code ~/.kimi-code}: {@code sessions/wd_<slug>_<hash>/<id>/agents/main/wire.jsonl})
  */
 public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini, List<Path> copilot,
                           List<Path> opencode, List<Path> qwen, List<Path> cursor, List<Path> grok,

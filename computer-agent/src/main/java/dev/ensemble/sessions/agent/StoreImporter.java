@@ -538,6 +538,10 @@ public final class StoreImporter {
                             c.mtime(), c.path().getParent());
                 }
                 case KimiParser.AGENT -> {
+                    if (AgentDiscovery.isKimiCodeWire(c.path())) {
+                        return new KimiCodeParser(fs.session, events, c.id() != null ? c.id()
+                                : c.path().getParent().getParent().getParent().getFileName().toString(), c.mtime(), c.folder());
+                    }
                     return new KimiParser(fs.session, events, c.id() != null ? c.id() : c.path().getParent().getFileName().toString(),
                             c.mtime(), c.folder());
                 }

@@ -37,6 +37,8 @@ class GrokVibeKimiAntigravityTest {
     static final String VIBE_DIR = ".vibe/logs/session/session_20260715_100000_6c1f2a3b";
     static final String KIMI = "5e4f6a7b-8c9d-4e0f-a1b2-c3d4e5f60718";
     static final String KIMI_DIR = ".kimi/sessions/db498d6c47b817a3c8f84bee6c0d8480/";
+    static final String KIMI_CODE = "session_3b9c1d2e-4f5a-4b6c-8d7e-9f0a1b2c3d4e";
+    static final String KIMI_CODE_DIR = ".kimi-code/sessions/wd_kimi-web_51f2e67c8553/";
 
     @TempDir
     Path tmp;
@@ -58,6 +60,7 @@ class GrokVibeKimiAntigravityTest {
         Stores.copyTree(fixtures.resolve("grok"), stores.home.resolve(".grok"));
         Stores.copyTree(fixtures.resolve("vibe"), stores.home.resolve(".vibe"));
         Stores.copyTree(fixtures.resolve("kimi"), stores.home.resolve(".kimi"));
+        Stores.copyTree(fixtures.resolve("kimi-code"), stores.home.resolve(".kimi-code"));
         Stores.copyTree(fixtures.resolve("antigravity"), stores.home.resolve(".gemini/antigravity"));
         stores.touchAll(Stores.NOW.minus(Duration.ofMinutes(1)));
     }
@@ -168,7 +171,7 @@ class GrokVibeKimiAntigravityTest {
                 "Grok Build (" + stores.home.resolve(".grok") + "): 1 session, imported 1 (2 new runs)",
                 "Mistral Vibe (" + stores.home.resolve(".vibe") + "): 1 session, imported 1 (2 new runs)",
                 "Kimi Code (" + stores.home.resolve(".kimi") + "): 1 session, imported 1 (2 new runs)",
-                "Kimi Code (" + stores.home.resolve(".kimi-code") + "): not found");
+                "Kimi Code (" + stores.home.resolve(".kimi-code") + "): 1 session, imported 1 (2 new runs)");
         assertThat(lines).anySatisfy(l -> assertThat(l).isEqualTo("Antigravity (" + stores.home.resolve(".gemini/antigravity")
                 + "): unreadable: 1 conversation not read: Antigravity encrypts them (conversations/*.pb, AES with a key"
                 + " only the app holds; no public format)"));
@@ -176,17 +179,33 @@ class GrokVibeKimiAntigravityTest {
     }
 
     @Test
-    void theNewerKimiCodeStoreIsNamedAsNotRead() throws IOException {
-        Path session = stores.home.resolve(".kimi-code/sessions/wd_app_0123456789ab/session_8f0e/agents/main");
-        Files.createDirectories(session);
-        Files.writeString(session.resolve("wire.jsonl"), "{\"type\":\"metadata\",\"protocol_version\":\"1.5\",\"created_at\":1}\n");
-
+    void kimiCodesNewerStoreMainAgentTurnsAreRunsAndItsSubAgentsAreNot() {
         Imported got = stores.importStores(stores.importer());
 
-        assertThat(got.summary().storeLines()).contains("Kimi Code (" + stores.home.resolve(".kimi-code")
-                + "): unreadable: 1 session not read: the newer Kimi Code store (sessions/wd_*/session_*/agents/*/wire.jsonl)"
-                + " is not imported yet");
-        assertThat(got.claims(KIMI)).hasSize(2); // kimi-cli's own store is read all the same
+        List<RunClaimed> claims = got.claims(KIMI_CODE);
+        // the /review skill's turn is not a person's prompt
+        assertThat(claims).extracting(c -> c.getTask().getTitle())
+                .containsExactly("Fix the flaky login test in tests/login.spec.ts", "Now run it ten times");
+        assertThat(claims).allSatisfy(c -> {
+            assertThat(c.getAgent()).isEqualTo("kimi-code");
+            assertThat(c.getFolder()).isEqualTo("/home/ana/kimi-web");
+            assertThat(c.getModel()).isEqualTo("kimi-for-coding");
+            assertThat(c.getContextWindow()).isNull(); // the wire log does not carry the window
+        });
+        assertThat(claims.get(0).getRunId()).isEqualTo("kimi-code:" + KIMI_CODE);
+        assertThat(got.eventOf(claims.get(0)).getOccurredAt()).isEqualTo(Instant.ofEpochMilli(1785000001000L));
+
+        List<EngineEvent> engine = got.engine(KIMI_CODE);
+        assertThat(engine).extracting(EngineEvent::getContextUsed).containsExactly(18_100L, 18_580L, 19_500L);
+        assertThat(engine).extracting(EngineEvent::getContextSize).containsOnlyNulls();
+
+        RunStatusChanged first = got.done("kimi-code:" + KIMI_CODE);
+        assertThat(first.getFilesChanged()).containsExactly("/home/ana/kimi-web/tests/login.spec.ts");
+        assertThat(first.getReportSummary()).isEqualTo("Fixed: the test waits for the button.");
+        assertThat(first.getTokens()).isEqualTo(18_100L + 180 + 18_580 + 25);
+        assertThat(got.claims()).noneMatch(c -> c.getTask().getTitle().equals("Find the login test"));
+        assertThat(got.summary().storeLines()).contains(
+                "Kimi Code (" + stores.home.resolve(".kimi-code") + "): 1 session, imported 1 (2 new runs)");
     }
 
     @Test
@@ -197,13 +216,16 @@ class GrokVibeKimiAntigravityTest {
         for (Stores s : List.of(whole, halves)) {
             Stores.copyTree(fixtures.resolve("grok"), s.home.resolve(".grok"));
             Stores.copyTree(fixtures.resolve("kimi"), s.home.resolve(".kimi"));
+            Stores.copyTree(fixtures.resolve("kimi-code"), s.home.resolve(".kimi-code"));
             s.touchAll(Stores.NOW.minus(Duration.ofMinutes(2)));
         }
         List<String> wholeIds = whole.importStores(whole.importer()).ids();
 
         Path grok = halves.home.resolve(GROK_DIR + GROK + "/updates.jsonl");
         Path kimi = halves.home.resolve(KIMI_DIR + KIMI + "/wire.jsonl");
-        Map<Path, List<String>> lines = Map.of(grok, Files.readAllLines(grok), kimi, Files.readAllLines(kimi));
+        Path kimiCode = halves.home.resolve(KIMI_CODE_DIR + KIMI_CODE + "/agents/main/wire.jsonl");
+        Map<Path, List<String>> lines = Map.of(grok, Files.readAllLines(grok), kimi, Files.readAllLines(kimi),
+                kimiCode, Files.readAllLines(kimiCode));
         for (Map.Entry<Path, List<String>> e : lines.entrySet()) {
             List<String> l = e.getValue();
             // cut in the middle of a line: the incomplete line waits for the next import
@@ -293,6 +315,43 @@ class GrokVibeKimiAntigravityTest {
                 dir + "/state.json", dir + "/subagents", dir + "/subagents/sa-1", dir + "/subagents/sa-1/wire.jsonl");
         assertThat(listing()).contains(".kimi/kimi.json", KIMI_DIR.substring(0, KIMI_DIR.length() - 1));
         assertThat(deleter().delete("kimi-code", List.of(KIMI)).ok()).isTrue();
+    }
+
+    @Test
+    void kimiCodesNewerStoreDeletesTheSessionFolderAndRecordsItsTombstoneInTheIndexAsKimiCodeDoes() throws IOException {
+        Path index = stores.home.resolve(".kimi-code/session_index.jsonl");
+        List<String> indexBefore = Files.readAllLines(index);
+        Set<String> before = listing();
+
+        AgentStoreDeleter.Result r = deleter().delete("kimi-code", List.of(KIMI_CODE));
+
+        assertThat(r.ok()).isTrue();
+        String dir = KIMI_CODE_DIR + KIMI_CODE;
+        assertThat(minus(before, listing())).containsExactlyInAnyOrder(dir, dir + "/state.json", dir + "/agents",
+                dir + "/agents/main", dir + "/agents/main/wire.jsonl", dir + "/agents/agent-1", dir + "/agents/agent-1/wire.jsonl");
+        List<String> indexAfter = Files.readAllLines(index);
+        assertThat(indexAfter.subList(0, indexBefore.size())).isEqualTo(indexBefore);
+        assertThat(indexAfter.subList(indexBefore.size(), indexAfter.size()))
+                .containsExactly("{\"sessionId\":\"" + KIMI_CODE + "\",\"deleted\":true}");
+        // already gone: deleted, and no second tombstone
+        assertThat(deleter().delete("kimi-code", List.of(KIMI_CODE)).removedPaths()).isEmpty();
+        assertThat(Files.readAllLines(index)).hasSize(indexAfter.size());
+    }
+
+    @Test
+    void aSessionDeletedInItsStoreIsGoneAtTheNextImportAndItsRunsStay() {
+        StoreImporter importer = stores.importer();
+        stores.importStores(importer);
+
+        for (String[] s : new String[][] {{"grok-build", GROK}, {"mistral-vibe", VIBE}, {"kimi-code", KIMI}, {"kimi-code", KIMI_CODE}}) {
+            assertThat(deleter().delete(s[0], List.of(s[1])).ok()).isTrue();
+        }
+        Imported next = stores.importStores(importer);
+
+        for (String id : List.of(GROK, VIBE, KIMI, KIMI_CODE)) {
+            assertThat(next.engine(id)).as(id).singleElement().satisfies(e -> assertThat(e.getTranscriptGone()).isTrue());
+        }
+        assertThat(next.claims()).isEmpty();
     }
 
     @Test
