@@ -3,7 +3,15 @@ package dev.ensemble.sessions.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ensemble.sessions.agent.ImportState.SessionState;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Kimi Code sessions (the current Kimi Code, successor of kimi-cli):
@@ -19,8 +27,9 @@ import java.util.Set;
  *       {@code input} parts' text.</li>
  *   <li>A reply with usage is a {@code context.append_loop_event} {@code step.end} with {@code usage}
  *       ({@code inputOther}, {@code inputCacheRead}, {@code inputCacheCreation}, {@code output}), keyed by its
- *       {@code uuid}: the fill is the request's prompt (the three inputs) over the model's window where
- *       {@link ModelWindows} knows it (the wire log does not carry it), else unknown.</li>
+ *       {@code uuid}: the fill is the request's prompt (the three inputs) over the model's window, which the wire log
+ *       does not carry: Kimi Code's {@code config.toml} {@code [models."<alias>"] max_context_size} (by alias or
+ *       {@code model} name), else what {@link ModelWindows} knows, else unknown.</li>
  *   <li>The model is the newest {@code llm.request}'s {@code model} (else {@code config.update}'s
  *       {@code modelAlias}); a {@code turn.ended} ends the turn; {@code content.part} text parts are the reply
  *       text; {@code tool.call}s of {@code Edit} and {@code Write} give the files changed ({@code args.path}).</li>
@@ -30,10 +39,16 @@ final class KimiCodeParser extends SessionParser {
     static final Set<String> EDIT_TOOLS = Set.of("Edit", "Write");
     private static final Set<String> PROMPT_ORIGINS = Set.of("user");
 
+    private static final Pattern MODEL_SECTION = Pattern.compile("^\\[models\\.(?:\"([^\"]+)\"|([A-Za-z0-9_-]+))\\]\\s*(#.*)?$");
+    private static final Pattern KEY = Pattern.compile("^([A-Za-z0-9_]+)\\s*=\\s*(.+?)\\s*(#.*)?$");
+
+    private final Map<String, Long> windows;
     private String textStep;
 
-    KimiCodeParser(SessionState state, EventFactory events, String sessionId, long fallbackAt, String folder) {
+    /** @param home the Kimi Code home (its {@code config.toml} gives the models' windows), or null */
+    KimiCodeParser(SessionState state, EventFactory events, String sessionId, long fallbackAt, String folder, Path home) {
         super(KimiParser.AGENT, state, events, sessionId, fallbackAt);
+        windows = home == null ? Map.of() : windows(home.resolve("config.toml"));
         if (s.sessionId == null) {
             s.sessionId = sessionId;
         }
@@ -44,7 +59,65 @@ final class KimiCodeParser extends SessionParser {
 
     @Override
     Long windowForClaim(String model) {
-        return ModelWindows.of(model);
+        return window(model);
+    }
+
+    private Long window(String model) {
+        Long w = model == null ? null : windows.get(model);
+        return w != null ? w : ModelWindows.of(model);
+    }
+
+    /**
+     * Model alias and model name to {@code max_context_size}, from the {@code [models."<alias>"]} tables of a Kimi Code
+     * {@code config.toml} (read line by line: only those tables' {@code model} and {@code max_context_size} keys).
+     */
+    static Map<String, Long> windows(Path configToml) {
+        Map<String, Long> out = new HashMap<>();
+        java.util.List<String> lines;
+        try {
+            lines = Files.readAllLines(configToml, StandardCharsets.UTF_8);
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return out; // no config: the windows stay unknown
+        }
+        String alias = null;
+        String name = null;
+        Long size = null;
+        for (String raw : lines) {
+            String line = raw.strip();
+            if (line.startsWith("[")) {
+                put(out, alias, name, size);
+                Matcher m = MODEL_SECTION.matcher(line);
+                alias = m.matches() ? (m.group(1) != null ? m.group(1) : m.group(2)) : null;
+                name = null;
+                size = null;
+                continue;
+            }
+            Matcher k = KEY.matcher(line);
+            if (alias == null || !k.matches()) {
+                continue;
+            }
+            String v = k.group(2);
+            if (k.group(1).equals("model") && v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) {
+                name = v.substring(1, v.length() - 1);
+            } else if (k.group(1).equals("max_context_size")) {
+                try {
+                    size = Long.parseLong(v.replace("_", ""));
+                } catch (NumberFormatException e) {
+                    size = null;
+                }
+            }
+        }
+        put(out, alias, name, size);
+        return out;
+    }
+
+    private static void put(Map<String, Long> out, String alias, String name, Long size) {
+        if (alias != null && size != null && size > 0) {
+            out.put(alias, size);
+            if (name != null) {
+                out.putIfAbsent(name, size);
+            }
+        }
     }
 
     @Override
@@ -137,7 +210,7 @@ final class KimiCodeParser extends SessionParser {
                     long input = count(usage, "inputOther") + count(usage, "inputCacheRead") + count(usage, "inputCacheCreation");
                     String key = text(event, "uuid");
                     reply(key != null ? "step-" + key : "line-" + lineNo, at, input, count(usage, "output"), input,
-                            ModelWindows.of(s.model), s.model);
+                            window(s.model), s.model);
                 }
             }
             default -> {

@@ -540,7 +540,7 @@ public final class StoreImporter {
                 case KimiParser.AGENT -> {
                     if (AgentDiscovery.isKimiCodeWire(c.path())) {
                         return new KimiCodeParser(fs.session, events, c.id() != null ? c.id()
-                                : c.path().getParent().getParent().getParent().getFileName().toString(), c.mtime(), c.folder());
+                                : c.path().getParent().getParent().getParent().getFileName().toString(), c.mtime(), c.folder(), c.root());
                     }
                     return new KimiParser(fs.session, events, c.id() != null ? c.id() : c.path().getParent().getFileName().toString(),
                             c.mtime(), c.folder());

@@ -190,14 +190,17 @@ class GrokVibeKimiAntigravityTest {
             assertThat(c.getAgent()).isEqualTo("kimi-code");
             assertThat(c.getFolder()).isEqualTo("/home/ana/kimi-web");
             assertThat(c.getModel()).isEqualTo("kimi-for-coding");
-            assertThat(c.getContextWindow()).isNull(); // the wire log does not carry the window
+            assertThat(c.getContextWindow()).isEqualTo(262_144L); // from config.toml: the wire log does not carry it
         });
         assertThat(claims.get(0).getRunId()).isEqualTo("kimi-code:" + KIMI_CODE);
+        assertThat(KimiCodeParser.windows(synthetic().resolve("kimi-code/config.toml"))).containsOnly(
+                Map.entry("kimi-code/kimi-for-coding", 262_144L), Map.entry("kimi-for-coding", 262_144L),
+                Map.entry("kimi-code/k3", 1_048_576L), Map.entry("k3", 1_048_576L));
         assertThat(got.eventOf(claims.get(0)).getOccurredAt()).isEqualTo(Instant.ofEpochMilli(1785000001000L));
 
         List<EngineEvent> engine = got.engine(KIMI_CODE);
         assertThat(engine).extracting(EngineEvent::getContextUsed).containsExactly(18_100L, 18_580L, 19_500L);
-        assertThat(engine).extracting(EngineEvent::getContextSize).containsOnlyNulls();
+        assertThat(engine).extracting(EngineEvent::getContextSize).containsOnly(262_144L);
 
         RunStatusChanged first = got.done("kimi-code:" + KIMI_CODE);
         assertThat(first.getFilesChanged()).containsExactly("/home/ana/kimi-web/tests/login.spec.ts");
