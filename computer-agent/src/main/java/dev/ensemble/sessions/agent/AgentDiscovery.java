@@ -245,10 +245,14 @@ final class AgentDiscovery {
             }
             JsonNode meta = GrokParser.json(file.resolveSibling("meta.json"));
             String id = SessionParser.text(meta, "session_id");
+            if (id == null) {
+                // Vibe writes the messages, then meta.json: until it is there the session's id is not known
+                skipped.add(new Skip(file, "no meta.json yet"));
+                return;
+            }
             String folder = SessionParser.text(meta == null ? null : meta.get("environment"), "working_directory");
             found.add(new Candidate(file, root, VibeParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis())
-                    .with(Format.LINES, id != null ? id : file.getParent().getFileName().toString(), folder,
-                            VibeParser.model(meta)));
+                    .with(Format.LINES, id, folder, VibeParser.model(meta)));
         });
     }
 

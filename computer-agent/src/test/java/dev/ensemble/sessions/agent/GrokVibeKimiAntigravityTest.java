@@ -135,6 +135,22 @@ class GrokVibeKimiAntigravityTest {
     }
 
     @Test
+    void aVibeSessionIsReadOnceItsMetaJsonNamesItsId() throws IOException {
+        Path meta = stores.home.resolve(VIBE_DIR + "/meta.json");
+        byte[] written = Files.readAllBytes(meta);
+        Files.delete(meta);
+        StoreImporter importer = stores.importer();
+
+        Imported first = stores.importStores(importer);
+
+        assertThat(first.claims()).noneMatch(c -> c.getAgent().equals("mistral-vibe"));
+        assertThat(first.summary().skipped()).anySatisfy(k -> assertThat(k.reason()).isEqualTo("no meta.json yet"));
+        Files.write(meta, written);
+        assertThat(stores.importStores(importer).claims(VIBE)).extracting(RunClaimed::getRunId)
+                .first().isEqualTo("mistral-vibe:" + VIBE);
+    }
+
+    @Test
     void kimiCodeTurnsAreRunsWithTheFolderFromKimiJsonAndTheFillKimiReports() {
         Imported got = stores.importStores(stores.importer());
 
