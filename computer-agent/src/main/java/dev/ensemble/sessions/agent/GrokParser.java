@@ -4,10 +4,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ensemble.sessions.agent.ImportState.SessionState;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.Iterator;
+import java.util.Set;
 
 /**
  * Grok Build (xAI's {@code grok} CLI) sessions: {@code $GROK_HOME/sessions/<url-encoded folder>/<sessionId>/}
@@ -29,7 +34,8 @@ import java.util.Iterator;
  *       {@code signals.json} or an {@code auto_compact_started}, each unknown when Grok has not written it.</li>
  *   <li>{@code tool_call}s of kind {@code edit} give the files changed ({@code locations[].path}); a
  *       {@code turn_completed} ends the turn; {@code model_changed} changes the model.</li>
- *   <li>A fork ({@code summary.json parent_session_id}) continues its parent; sub-agents' sessions
+ *   <li>A fork ({@code summary.json parent_session_id}) continues its parent; its log begins with a copy of the
+ *       parent's, whose prompts (the same {@code eventId}s as in the parent's log) are not its runs; sub-agents' sessions
  *       ({@code session_kind} {@code subagent...}) are not sessions of their own.</li>
  * </ul>
  */
@@ -38,6 +44,10 @@ final class GrokParser extends SessionParser {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final String parent;
+    /** The sessions folder ({@code sessions/}), where a fork's parent is looked up; or null. */
+    private final Path sessionsDir;
+    /** The event ids of the parent's prompts that a fork's log starts with (copied, not the fork's), once read. */
+    private Set<String> replayed;
     /** Whether the line before was a user chunk of a prompt (not kept between imports). */
     private String userRun;
     private boolean textOpen;
@@ -56,6 +66,7 @@ final class GrokParser extends SessionParser {
         if (model != null && s.model == null) {
             s.model = model;
         }
+        sessionsDir = sessionDir == null || sessionDir.getParent() == null ? null : sessionDir.getParent().getParent();
         JsonNode summary = sessionDir == null ? null : json(sessionDir.resolve("summary.json"));
         String p = text(summary, "parent_session_id");
         parent = p == null || p.isBlank() ? null : p;
@@ -122,10 +133,14 @@ final class GrokParser extends SessionParser {
                     return;
                 }
                 userRun = run;
+                String key = text(meta, "eventId") != null ? text(meta, "eventId") : "line-" + lineNo;
+                if (parent != null && s.prompts == 0 && replayed().contains(key)) {
+                    touch(at); // the parent's prompt, copied into the fork's log when it was made
+                    return;
+                }
                 JsonNode content = update.path("content");
                 String type = text(content, "type");
                 String promptText = "text".equals(type) ? text(content, "text") : "";
-                String key = text(meta, "eventId") != null ? text(meta, "eventId") : "line-" + lineNo;
                 prompt(key, at, promptText == null ? "" : promptText, "image".equals(type), s.cwd);
                 model(text(chunkMeta, "modelId"));
             }
@@ -179,6 +194,47 @@ final class GrokParser extends SessionParser {
             }
             default -> touch(at);
         }
+    }
+
+    /**
+     * The event ids of the user chunks in the parent's {@code updates.jsonl} ({@code sessions/<any folder>/<parent>/}):
+     * a fork's log begins with a copy of its parent's, notifications and their {@code _meta} unchanged but the session
+     * id. Empty when the parent is gone.
+     */
+    private Set<String> replayed() {
+        if (replayed != null) {
+            return replayed;
+        }
+        replayed = new HashSet<>();
+        if (sessionsDir == null || !Files.isDirectory(sessionsDir)) {
+            return replayed;
+        }
+        try (DirectoryStream<Path> groups = Files.newDirectoryStream(sessionsDir)) {
+            for (Path g : groups) {
+                Path log = g.resolve(parent).resolve("updates.jsonl");
+                if (!Files.isRegularFile(log)) {
+                    continue;
+                }
+                try (BufferedReader r = Files.newBufferedReader(log, StandardCharsets.UTF_8)) {
+                    for (String l = r.readLine(); l != null; l = r.readLine()) {
+                        if (!l.contains("user_message_chunk")) {
+                            continue;
+                        }
+                        try {
+                            String id = text(MAPPER.readTree(l).path("params").path("_meta"), "eventId");
+                            if (id != null) {
+                                replayed.add(id);
+                            }
+                        } catch (IOException malformed) {
+                            // a torn line names no prompt
+                        }
+                    }
+                }
+            }
+        } catch (IOException | java.io.UncheckedIOException e) {
+            // the parent cannot be read: every prompt of the fork is taken for its own
+        }
+        return replayed;
     }
 
     /** The line's time: {@code _meta.agentTimestampMs}, else the envelope's {@code timestamp} (seconds). */

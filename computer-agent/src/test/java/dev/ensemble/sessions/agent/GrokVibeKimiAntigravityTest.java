@@ -135,6 +135,40 @@ class GrokVibeKimiAntigravityTest {
     }
 
     @Test
+    void aGrokForkAndAVibeSessionMadeByCompactContinueTheirParents() throws IOException {
+        String fork = "019f7000-0000-7000-8000-000000000003";
+        Path dir = stores.home.resolve(GROK_DIR + fork);
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("summary.json"), "{\"info\": {\"id\": \"" + fork + "\", \"cwd\": \"/home/ana/grok app\"},"
+                + " \"current_model_id\": \"grok-build-fast\", \"parent_session_id\": \"" + GROK + "\", \"session_kind\": \"fork\"}");
+        // a fork's log begins with its parent's, copied (the session id rewritten): those prompts are the parent's
+        List<String> parentLines = Files.readAllLines(stores.home.resolve(GROK_DIR + GROK + "/updates.jsonl"));
+        String copied = String.join("\n", parentLines.subList(0, 6)).replace(GROK, fork) + "\n";
+        Files.writeString(dir.resolve("updates.jsonl"), copied + "{\"timestamp\":1784539000,\"method\":\"session/update\",\"params\":"
+                + "{\"sessionId\":\"" + fork + "\",\"update\":{\"sessionUpdate\":\"user_message_chunk\",\"content\":{\"type\":\"text\","
+                + "\"text\":\"Try it with jitter instead\"},\"_meta\":{\"modelId\":\"grok-build-fast\",\"promptIndex\":2}},"
+                + "\"_meta\":{\"eventId\":\"ev-f-1\",\"agentTimestampMs\":1784539000000}}}\n");
+        String compacted = "9d8e7f60-1a2b-4c3d-8e4f-3c4d5e6f7a80";
+        Path vibe = stores.home.resolve(".vibe/logs/session/session_20260715_101000_9d8e7f60");
+        Files.createDirectories(vibe);
+        Files.writeString(vibe.resolve("meta.json"), "{\"session_id\": \"" + compacted + "\", \"parent_session_id\": \"" + VIBE + "\","
+                + " \"start_time\": \"2026-07-15T10:10:00+00:00\", \"end_time\": \"2026-07-15T10:11:00+00:00\","
+                + " \"environment\": {\"working_directory\": \"/home/ana/vibe-app\"}, \"total_messages\": 1}");
+        Files.writeString(vibe.resolve("messages.jsonl"), "{\"role\": \"user\", \"content\": \"Keep going\", \"message_id\": \"m-1\"}\n");
+
+        Imported got = stores.importStores(stores.importer());
+
+        assertThat(got.claims(fork)).singleElement().satisfies(c -> {
+            assertThat(c.getContinuesSessionOf()).isEqualTo(GROK);
+            assertThat(c.getTask().getTitle()).isEqualTo("Try it with jitter instead");
+        });
+        assertThat(got.claims(GROK).get(0).getContinuesSessionOf()).isNull();
+        assertThat(got.engine(fork)).allSatisfy(e -> assertThat(e.getContextUsed()).isNull()); // not the parent's turn
+        assertThat(got.claims(compacted)).singleElement().satisfies(c -> assertThat(c.getContinuesSessionOf()).isEqualTo(VIBE));
+        assertThat(got.claims(VIBE).get(0).getContinuesSessionOf()).isNull();
+    }
+
+    @Test
     void aVibeSessionIsReadOnceItsMetaJsonNamesItsId() throws IOException {
         Path meta = stores.home.resolve(VIBE_DIR + "/meta.json");
         byte[] written = Files.readAllBytes(meta);
