@@ -3,11 +3,18 @@ package dev.ensemble.sessions.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ensemble.sessions.agent.ImportState.SessionState;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeParseException;
+import java.util.HashSet;
 import java.util.Set;
 
 /**
@@ -21,7 +28,8 @@ import java.util.Set;
  * <ul>
  *   <li>The session is {@code meta.json}'s {@code session_id}; the folder its {@code working_directory}; the
  *       model the {@code active_model} alias's {@code name}; a session made by {@code /compact} or a fork
- *       ({@code parent_session_id}) continues its parent. Sub-agents log under the session's own {@code agents/}
+ *       ({@code parent_session_id}) continues its parent (a fork's log begins with copies of the parent's messages, the
+ *       same {@code message_id}s: those prompts are not its runs; {@code /compact}'s summary is {@code injected}). Sub-agents log under the session's own {@code agents/}
  *       and are not sessions of their own.</li>
  *   <li>A prompt is a {@code user} message that Vibe did not inject ({@code injected} false), with text or
  *       images; its key its {@code message_id}.</li>
@@ -37,8 +45,12 @@ import java.util.Set;
 final class VibeParser extends SessionParser {
     static final String AGENT = "mistral-vibe";
     static final Set<String> EDIT_TOOLS = Set.of("write_file", "search_replace");
+    private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final JsonNode meta;
+    private final Path sessionsDir;
+    /** The message ids of the parent's messages a fork's log begins with (copied, not the fork's), once read. */
+    private Set<String> replayed;
     private final long startAt;
     private final long endAt;
     private boolean read;
@@ -47,6 +59,7 @@ final class VibeParser extends SessionParser {
     VibeParser(SessionState state, EventFactory events, String sessionId, long fallbackAt, Path sessionDir) {
         super(AGENT, state, events, sessionId, fallbackAt);
         meta = sessionDir == null ? null : GrokParser.json(sessionDir.resolve("meta.json"));
+        sessionsDir = sessionDir == null ? null : sessionDir.getParent();
         if (s.sessionId == null) {
             s.sessionId = text(meta, "session_id") != null ? text(meta, "session_id") : sessionId;
         }
@@ -126,6 +139,12 @@ final class VibeParser extends SessionParser {
                     touch(at);
                     return;
                 }
+                String parent = continuesSessionOf();
+                if (parent != null && s.prompts == 0 && text(line, "message_id") != null
+                        && replayed(parent).contains(text(line, "message_id"))) {
+                    touch(at); // the parent's prompt, copied into the fork when it was made
+                    return;
+                }
                 long promptAt = Math.max(at, s.prompts == 0 ? startAt : endAt);
                 s.lastAt = promptAt;
                 String id = text(line, "message_id");
@@ -148,6 +167,37 @@ final class VibeParser extends SessionParser {
             }
             default -> touch(at);
         }
+    }
+
+    /** The message ids in the parent session's {@code messages.jsonl} ({@code <prefix>_*_<parent id8>/}); none when gone. */
+    private Set<String> replayed(String parent) {
+        if (replayed != null) {
+            return replayed;
+        }
+        replayed = new HashSet<>();
+        if (sessionsDir == null || parent.length() < 8) {
+            return replayed;
+        }
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(sessionsDir, "*_" + parent.substring(0, 8))) {
+            for (Path d : dirs) {
+                if (!parent.equals(text(GrokParser.json(d.resolve("meta.json")), "session_id"))) {
+                    continue;
+                }
+                for (String l : Files.readAllLines(d.resolve("messages.jsonl"), StandardCharsets.UTF_8)) {
+                    try {
+                        String id = text(MAPPER.readTree(l), "message_id");
+                        if (id != null) {
+                            replayed.add(id);
+                        }
+                    } catch (IOException malformed) {
+                        // a torn line names no message
+                    }
+                }
+            }
+        } catch (IOException | java.io.UncheckedIOException e) {
+            // the parent cannot be read: every prompt of the fork is taken for its own
+        }
+        return replayed;
     }
 
     @Override

@@ -135,7 +135,7 @@ class GrokVibeKimiAntigravityTest {
     }
 
     @Test
-    void aGrokForkAndAVibeSessionMadeByCompactContinueTheirParents() throws IOException {
+    void aGrokForkAndAVibeForkContinueTheirParentsWhosePromptsTheyBeginWithAreNotTheirRuns() throws IOException {
         String fork = "019f7000-0000-7000-8000-000000000003";
         Path dir = stores.home.resolve(GROK_DIR + fork);
         Files.createDirectories(dir);
@@ -154,7 +154,10 @@ class GrokVibeKimiAntigravityTest {
         Files.writeString(vibe.resolve("meta.json"), "{\"session_id\": \"" + compacted + "\", \"parent_session_id\": \"" + VIBE + "\","
                 + " \"start_time\": \"2026-07-15T10:10:00+00:00\", \"end_time\": \"2026-07-15T10:11:00+00:00\","
                 + " \"environment\": {\"working_directory\": \"/home/ana/vibe-app\"}, \"total_messages\": 1}");
-        Files.writeString(vibe.resolve("messages.jsonl"), "{\"role\": \"user\", \"content\": \"Keep going\", \"message_id\": \"m-1\"}\n");
+        // a fork begins with copies of its parent's messages (the same message ids): the parent's prompts
+        List<String> parentMessages = Files.readAllLines(stores.home.resolve(VIBE_DIR + "/messages.jsonl"));
+        Files.writeString(vibe.resolve("messages.jsonl"), String.join("\n", parentMessages.subList(0, 4)) + "\n"
+                + "{\"role\": \"user\", \"content\": \"Keep going\", \"message_id\": \"m-1\"}\n");
 
         Imported got = stores.importStores(stores.importer());
 
@@ -164,7 +167,10 @@ class GrokVibeKimiAntigravityTest {
         });
         assertThat(got.claims(GROK).get(0).getContinuesSessionOf()).isNull();
         assertThat(got.engine(fork)).allSatisfy(e -> assertThat(e.getContextUsed()).isNull()); // not the parent's turn
-        assertThat(got.claims(compacted)).singleElement().satisfies(c -> assertThat(c.getContinuesSessionOf()).isEqualTo(VIBE));
+        assertThat(got.claims(compacted)).singleElement().satisfies(c -> {
+            assertThat(c.getContinuesSessionOf()).isEqualTo(VIBE);
+            assertThat(c.getTask().getTitle()).isEqualTo("Keep going");
+        });
         assertThat(got.claims(VIBE).get(0).getContinuesSessionOf()).isNull();
     }
 
