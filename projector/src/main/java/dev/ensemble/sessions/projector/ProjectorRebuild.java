@@ -105,6 +105,7 @@ public final class ProjectorRebuild {
             }
             java.util.List<String> args = new java.util.ArrayList<>(List.of("--bootstrap-server", bootstrapServers,
                     "--application-id", group, "--input-topics", Topics.EVENTS.name(), "--to-earliest"));
+            args.addAll(ownChangelogs(admin, group));
             Path configFile = clientProperties.isEmpty() ? null : ownerOnlyPropertiesFile(clientProperties);
             int code;
             try {
@@ -267,5 +268,26 @@ public final class ProjectorRebuild {
     private static Map<TopicPartition, Long> offsets(Admin admin, List<TopicPartition> parts, OffsetSpec spec, IsolationLevel iso)
             throws ExecutionException, InterruptedException {
         return TopicAdmin.offsets(admin, parts, spec, iso);
+    }
+
+    /**
+     * The reset tool's {@code --internal-topics}: the changelogs of {@code group}'s own stores that exist. Left to
+     * itself, the tool deletes every topic named {@code <group>-...-changelog}, and generation 1's application id is a
+     * prefix of the others' ({@code ensemble-projector-g2-...}): another generation's changelogs would go too.
+     *
+     * @throws IllegalStateException when none of its own exists but another generation's would be deleted
+     */
+    static List<String> ownChangelogs(Admin admin, String group) throws InterruptedException, ExecutionException {
+        java.util.Set<String> existing = admin.listTopics().names().get();
+        List<String> own = Projector.STORES.stream().map(spec -> group + "-" + spec.name() + "-changelog").filter(existing::contains).toList();
+        if (!own.isEmpty()) {
+            return List.of("--internal-topics", String.join(",", own));
+        }
+        List<String> others = existing.stream().filter(t -> t.startsWith(group + "-") && (t.endsWith("-changelog") || t.endsWith("-repartition"))).sorted().toList();
+        if (!others.isEmpty()) {
+            throw new IllegalStateException("the projector " + group + " has no changelog to reset, and Kafka's reset tool would delete "
+                    + others + " of another generation: not reset");
+        }
+        return List.of();
     }
 }

@@ -61,9 +61,13 @@ class ProjectorRebuildTest {
                     .anyMatch(en -> en.getKey().startsWith(Topics.DELETION_AUDIT.name()) && en.getValue().toString().contains("\"DELETED\""))
                     .anyMatch(en -> en.getKey().startsWith(Topics.DELETION_AUDIT.name()) && en.getValue().toString().contains("\"SKIPPED\""));
 
-            // rebuild
+            // rebuild (beside another generation's changelog, which the reset of generation 1 leaves alone)
+            String otherGeneration = "ensemble-projector-g2-" + StoreNames.RUNS + "-changelog";
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(otherGeneration, 1, (short) 1))).all().get();
             Map<TopicPartition, Long> mark = ends(cluster.bootstrapServers());
             assertThat(ProjectorRebuild.reset(cluster.bootstrapServers(), state)).as("the history and the guard's decisions").isGreaterThan(events);
+            assertThat(admin.listTopics().names().get()).contains(otherGeneration)
+                    .doesNotContain(Projector.APPLICATION_ID + "-" + StoreNames.RUNS + "-changelog");
             try (Projector p = new Projector(cluster.bootstrapServers(), state, 1, fast)) {
                 p.start();
                 assertThat(ProjectorRebuild.awaitCaughtUp(admin, Duration.ofSeconds(600), n -> { })).isTrue();
