@@ -147,7 +147,43 @@ final class RunRecord {
         if (idsLength < 0 || idsAt + idsLength > bytes.length) {
             throw new IllegalArgumentException("run record: eventIds of " + idsLength + " bytes in a record of " + bytes.length);
         }
+        int end = factsAt >= 0 ? factsEnd(bytes, factsAt) : idsAt + idsLength;
+        if (end != bytes.length) {
+            throw new IllegalArgumentException("run record: " + (factsAt >= 0 ? "facts" : "eventIds") + " end at byte " + end
+                    + " of a record of " + bytes.length);
+        }
         return new RunRecord(sessionId, bytes, idsAt, idsLength, factsAt);
+    }
+
+    /**
+     * Where the facts starting at {@code at} end, found from their lengths alone (nothing decoded), so that a damaged
+     * record fails when it is read, not later where its facts are first asked for.
+     */
+    private static int factsEnd(byte[] bytes, int at) {
+        try {
+            ByteBuffer b = ByteBuffer.wrap(bytes, at, bytes.length - at);
+            for (int i = 0; i < 4; i++) {
+                skipString(b); // run id, task id, sourceRef, kind
+            }
+            b.position(b.position() + 1 + 4 + 1 + 8 + 8); // keepDays, nextRunAt, claimedAt
+            int n = b.getInt();
+            if (n < 0) {
+                throw new IllegalArgumentException("run record: " + n + " agent session ids");
+            }
+            for (int i = 0; i < n; i++) {
+                skipString(b);
+            }
+            return b.position();
+        } catch (java.nio.BufferUnderflowException | IllegalArgumentException e) {
+            throw new IllegalArgumentException("run record: its facts are cut short (" + bytes.length + " bytes)", e);
+        }
+    }
+
+    private static void skipString(ByteBuffer b) {
+        int n = b.getInt();
+        if (n > 0) {
+            b.position(b.position() + n); // IllegalArgumentException past the end
+        }
     }
 
     private static RunFacts decodeFacts(ByteBuffer b) {

@@ -72,4 +72,46 @@ class RunRecordTest {
         assertThat(last.facts().getAgentSessionIds()).containsExactly("a-1", "a-2");
         assertThat(last.eventIds().ids()).containsExactly("0b4f3c1e-2a51-4c3e-9d5f-000000000001", "e-2");
     }
+
+    @Test
+    void anUntouchedRecordIsWrittenBackByteForByteAndAChangedSessionKeepsTheOtherPartsBytes() {
+        RunRecord r = new RunRecord();
+        r.eventIds().append("0b4f3c1e-2a51-4c3e-9d5f-000000000001");
+        r.eventIds().append("not-a-uuid");
+        r.setFacts(RunFacts.newBuilder().setRunId("run-1").setKind("TASK_RUN").setClaimedAt(Instant.ofEpochMilli(1_700_000_000_000L))
+                .setAgentSessionIds(new ArrayList<>(List.of("a-1"))).build());
+        byte[] bytes = RunRecord.SERDE.serializer().serialize("t", r);
+        RunRecord read = RunRecord.SERDE.deserializer().deserialize("t", bytes);
+        assertThat(RunRecord.SERDE.serializer().serialize("t", read)).isEqualTo(bytes);
+
+        r.setSessionId("sess-1");
+        read.setSessionId("sess-1");
+        assertThat(RunRecord.SERDE.serializer().serialize("t", read)).isEqualTo(RunRecord.SERDE.serializer().serialize("t", r));
+    }
+
+    @Test
+    void factsSetToNoneOnARecordReadBackAreGone() {
+        RunRecord r = new RunRecord();
+        r.setFacts(RunFacts.newBuilder().setRunId("run-1").setKind("TASK_RUN").setClaimedAt(Instant.ofEpochMilli(1L))
+                .setAgentSessionIds(new ArrayList<>()).build());
+        RunRecord read = roundTrip(r);
+        read.setFacts(null);
+        assertThat(roundTrip(read).facts()).isNull();
+    }
+
+    @Test
+    void aRecordWhoseFactsAreCutShortFailsWhenItIsRead() {
+        RunRecord r = new RunRecord();
+        r.setFacts(RunFacts.newBuilder().setRunId("run-1").setKind("TASK_RUN").setClaimedAt(Instant.ofEpochMilli(1L))
+                .setAgentSessionIds(new ArrayList<>(List.of("a-1"))).build());
+        byte[] bytes = RunRecord.SERDE.serializer().serialize("t", r);
+        for (int cut : new int[]{1, 3, 12}) {
+            byte[] shorter = java.util.Arrays.copyOf(bytes, bytes.length - cut);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> RunRecord.SERDE.deserializer().deserialize("t", shorter))
+                    .as("cut by " + cut).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("run record");
+        }
+        byte[] longer = java.util.Arrays.copyOf(bytes, bytes.length + 2);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RunRecord.SERDE.deserializer().deserialize("t", longer))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("run record");
+    }
 }
