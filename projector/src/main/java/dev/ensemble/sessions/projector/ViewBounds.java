@@ -317,7 +317,7 @@ public final class ViewBounds {
 
     /**
      * What the walk needs of one field of a record class, worked out once per class: its position and name, its text
-     * bound ({@code 0}: none), whether it is an id ({@link Limits#isId}), a content list capped in events, its list bound.
+     * bound ({@code -1}: none), whether it is an id ({@link Limits#isId}), a content list capped in events, its list bound.
      * The fields left out (counts, and what is not text for people: a config's JSON, the corpus' table) have none.
      */
     private record Field(int pos, String name, int textMax, boolean id, boolean eventList, int listMax) {
@@ -333,7 +333,7 @@ public final class ViewBounds {
                 if (name.equals("omitted") || name.equals("json") || name.equals("hash") || name.equals("stats")) {
                     continue;
                 }
-                out.add(new Field(f.pos(), name, TEXTS.getOrDefault(name, 0), Limits.isId(name), EVENT_LISTS.contains(name),
+                out.add(new Field(f.pos(), name, TEXTS.getOrDefault(name, -1), Limits.isId(name), EVENT_LISTS.contains(name),
                         LISTS.getOrDefault(name, IDS)));
             }
             return out.toArray(Field[]::new);
@@ -345,7 +345,7 @@ public final class ViewBounds {
             refuse(w.event, path.child(f.name).toString(), s.length());
         }
         int max = f.textMax;
-        if (max == 0 || s.length() <= max) {
+        if (max < 0 || s.length() <= max) {
             w.chars += s.length();
             return false;
         }
@@ -379,7 +379,7 @@ public final class ViewBounds {
                 if (ids && s.length() > ID_CHARS) {
                     refuse(w.event, at + "[" + (list.size() - kept.size() + i) + "]", s.length());
                 }
-                if (textMax != 0 && s.length() > textMax) {
+                if (textMax >= 0 && s.length() > textMax) {
                     over = true;
                     w.chars += textMax;
                     if (w.apply) {
