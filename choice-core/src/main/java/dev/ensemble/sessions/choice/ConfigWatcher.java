@@ -25,7 +25,7 @@ public final class ConfigWatcher {
     private final Path file;
     private final Clock clock;
     private final Duration interval;
-    private final Consumer<String> log;
+    private final Consumer<String> loaded;
     private final Consumer<String> refused;
 
     private Instant lastCheck;
@@ -46,15 +46,16 @@ public final class ConfigWatcher {
     }
 
     /**
-     * @param loaded  receives one line per load (a file read, or absent: the defaults)
-     * @param refused receives one line per invalid file, with the reason (the defaults apply)
+     * @param loaded  receives one line per file read
+     * @param refused receives one line per file that is absent, cannot be read or is invalid, with the reason (the
+     *                defaults apply)
      */
     public ConfigWatcher(Path file, Clock clock, Duration interval, Consumer<String> loaded, Consumer<String> refused) {
         if (interval.isNegative() || interval.isZero()) throw new IllegalArgumentException("interval must be positive");
         this.file = file;
         this.clock = Objects.requireNonNull(clock);
         this.interval = interval;
-        this.log = Objects.requireNonNull(loaded);
+        this.loaded = Objects.requireNonNull(loaded);
         this.refused = Objects.requireNonNull(refused);
         check(clock.instant());
     }
@@ -79,7 +80,7 @@ public final class ConfigWatcher {
         return current;
     }
 
-    /** The reason the file was last refused, or null when it was read (or there is none). */
+    /** The reason the file was last refused (absent, unreadable or invalid), or null when it was read (or none is named). */
     public synchronized String lastProblem() {
         return lastProblem;
     }
@@ -90,28 +91,30 @@ public final class ConfigWatcher {
         boolean exists = Files.isRegularFile(file);
         FileTime mtime = null;
         long size = -1;
+        String unreadable = null;
         if (exists) {
             try {
                 mtime = Files.getLastModifiedTime(file);
                 size = Files.size(file);
             } catch (IOException e) {
-                exists = false;
+                unreadable = e.toString();
             }
         }
-        if (exists == seenExists && Objects.equals(mtime, seenMtime) && size == seenSize) return;
+        if (exists == seenExists && Objects.equals(mtime, seenMtime) && size == seenSize && unreadable == null) return;
         seenExists = exists;
         seenMtime = mtime;
         seenSize = size;
-        if (!exists) {
+        if (!exists || unreadable != null) {
             current = SessionChoiceConfig.defaults();
-            lastProblem = null;
-            log.accept("session-choice config " + file + " is absent: the defaults apply (" + current.version() + ")");
+            lastProblem = exists ? "cannot read it: " + unreadable : "no such file";
+            refused.accept("session-choice config " + file + (exists ? " cannot be read (" + unreadable + ")" : " is absent")
+                    + ": the defaults apply (" + current.version() + ")");
             return;
         }
         try {
             current = ConfigLoader.readFile(file);
             lastProblem = null;
-            log.accept("session-choice config " + file + " loaded: version " + current.version() + ", hash " + current.hash());
+            loaded.accept("session-choice config " + file + " loaded: version " + current.version() + ", hash " + current.hash());
         } catch (ConfigLoader.InvalidConfigException e) {
             current = SessionChoiceConfig.defaults();
             lastProblem = e.getMessage();

@@ -127,7 +127,7 @@ class ConfigTest {
         Files.delete(f);
         clock.now = clock.now.plusSeconds(30);
         assertThat(w.current()).isEqualTo(SessionChoiceConfig.defaults());
-        assertThat(w.lastProblem()).isNull();
+        assertThat(w.lastProblem()).as("a file named but absent is a problem to report").isEqualTo("no such file");
     }
 
     @Test
@@ -148,6 +148,12 @@ class ConfigTest {
             clock.now = clock.now.plusSeconds(30);
             assertThat(w.current()).isEqualTo(SessionChoiceConfig.defaults());
             assertThat(refused).singleElement().asString().contains("is invalid, the defaults apply");
+            assertThat(loaded).hasSize(1);
+
+            Files.delete(f); // a file named but absent (a typo in the variable, say) is a warning too
+            clock.now = clock.now.plusSeconds(30);
+            assertThat(w.current()).isEqualTo(SessionChoiceConfig.defaults());
+            assertThat(refused).hasSize(2).last().asString().contains("is absent: the defaults apply");
             assertThat(loaded).hasSize(1);
         } finally {
             Files.deleteIfExists(f);
