@@ -400,27 +400,34 @@ public final class TurnRules {
     }
 
     /**
-     * A chat's key as one folder name under {@code <state>/assistant}, never another chat's: a key of letters,
-     * digits, '.', '_' and '-' (a conversation id, an ask's {@code ask-<kind>-<hash>}), not starting with '.' and at
-     * most 128 characters, is its own name; any other key (a separator, "..", a control character, a space, another
-     * script, too long) becomes its safe characters (others as '-', at most 64, no leading '.') then '-' and the first
-     * 16 hex digits of the SHA-256 of its UTF-8 bytes, so two keys that differ only in unsafe characters still get two
-     * folders. The name never holds a separator and is never "", "." or "..".
+     * A chat's key as one folder name under {@code <state>/assistant}, never another chat's, also on a file system
+     * that ignores case. Two kinds of name, never equal to each other:
+     * <ul>
+     *   <li>a safe key is its own name: lower-case letters, digits, '.', '_' and '-', not starting with '.', without
+     *       "--", at most 128 characters (a lower-case conversation id, an ask's {@code ask-<kind>-<hash>});</li>
+     *   <li>any other key (an upper-case letter, "--", a separator, "..", a control character, a space, another script,
+     *       too long) becomes its safe characters lower-cased (others as '-', at most 64, no leading '.'; "chat" when
+     *       none) then "--" and the first 16 hex digits of the SHA-256 of its UTF-8 bytes.</li>
+     * </ul>
+     * A hashed name always ends with "--" and 16 hex digits, which a safe key cannot hold, so no safe key spells a
+     * hashed name; two hashed names are equal (in any case) only when their hashes are, that is for the same key; and
+     * two safe keys are lower-case, so they differ in a case-insensitive comparison too. The name never holds a
+     * separator and is never "", "." or "..".
      */
     public static String chatFolderName(String key) {
-        if (SAFE_KEY.matcher(key).matches()) {
+        if (SAFE_KEY.matcher(key).matches() && !key.contains("--")) {
             return key;
         }
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < key.length() && b.length() < 64; i++) {
             char c = key.charAt(i);
             boolean safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-            b.append(safe && !(c == '.' && b.length() == 0) ? c : '-');
+            b.append(safe && !(c == '.' && b.length() == 0) ? Character.toLowerCase(c) : '-');
         }
-        return b + (b.length() == 0 ? "" : "-") + sha256Hex(key).substring(0, 16);
+        return (b.length() == 0 ? "chat" : b) + "--" + sha256Hex(key).substring(0, 16);
     }
 
-    private static final Pattern SAFE_KEY = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
+    private static final Pattern SAFE_KEY = Pattern.compile("[a-z0-9_-][a-z0-9._-]{0,127}");
 
     private static String sha256Hex(String s) {
         try {

@@ -500,6 +500,39 @@ class TurnRulesTest {
             assertThat(TurnRules.chatFolder(P, key)).isEqualTo("/home/ana/.ensemble/assistant/" + key);
         }
 
+        /**
+         * Pairs of keys that must get two folders, compared ignoring case (a file system that ignores case): a hashed
+         * name a safe key could spell, keys differing only in case, and a key spelling the bare hash of another.
+         */
+        @ParameterizedTest(name = "\"{0}\" and \"{1}\" get two folders")
+        @CsvSource(delimiter = '|', value = {
+                "abc/             | abc--ee08f01097d67f87",
+                "abc/             | abc---ee08f01097d67f87",
+                "Chat-1           | chat-1",
+                "CHAT-1           | Chat-1",
+                "ABC              | abc",
+                "a--b             | a-b",
+                "''               | 09d67f87ee08f010",
+                "x/y              | x-y",
+        })
+        void twoKeysNeverShareAFolderEvenIgnoringCase(String a, String b) {
+            String na = TurnRules.chatFolderName(a);
+            String nb = TurnRules.chatFolderName(b);
+            assertThat(na).as(a + " vs " + b).isNotEqualToIgnoringCase(nb);
+            // each name is of one kind only: a safe key's (no "--") or a hashed one (ends "--" + 16 hex)
+            for (String n : List.of(na, nb)) {
+                assertThat(n.contains("--")).as(n).isEqualTo(n.matches(".*--[0-9a-f]{16}"));
+                assertThat(n).as(n).isLowerCase();
+            }
+        }
+
+        @Test
+        void aKeyWithAnUpperCaseLetterOrADoubleDashIsHashed() {
+            assertThat(TurnRules.chatFolderName("Chat-1")).startsWith("chat-1--").hasSize(8 + 16);
+            assertThat(TurnRules.chatFolderName("a--b")).startsWith("a--b--").hasSize(6 + 16);
+            assertThat(TurnRules.chatFolderName("")).startsWith("chat--").hasSize(6 + 16);
+        }
+
         @Test
         void anyOtherKeyIsItsSafeCharactersAndAHashSoTwoKeysNeverShareAFolder() {
             List<String> keys = List.of("", ".", "..", "../x", "..\\x", "a/b", "a\\b", "a-b", "a b", "a\nb", ".hidden",
@@ -512,9 +545,9 @@ class TurnRulesTest {
                 names.add(name);
             }
             assertThat(names).as("one folder per key").hasSize(keys.size());
-            assertThat(TurnRules.chatFolderName("a/b")).startsWith("a-b-").hasSize(4 + 16);
+            assertThat(TurnRules.chatFolderName("a/b")).startsWith("a-b--").hasSize(5 + 16);
             assertThat(TurnRules.chatFolderName("x".repeat(128))).isEqualTo("x".repeat(128));
-            assertThat(TurnRules.chatFolderName("x".repeat(500))).hasSize(64 + 1 + 16);
+            assertThat(TurnRules.chatFolderName("x".repeat(500))).hasSize(64 + 2 + 16);
             assertThat(TurnRules.chatFolderName("a/b")).as("the same key, the same folder").isEqualTo(TurnRules.chatFolderName("a/b"));
         }
     }
