@@ -85,6 +85,15 @@ public final class AgentStoreDeleter {
     }
 
     /**
+     * Whether this computer can delete {@code agent}'s sessions at all. Not for an agent outside {@link #AGENTS}
+     * (Antigravity, whose store is encrypted, or an agent this version does not know): a permanent refusal, unlike an
+     * I/O error, which a later attempt may get past.
+     */
+    public static boolean deletes(String agent) {
+        return AGENTS.contains(agent);
+    }
+
+    /**
      * The outcome of one deletion.
      *
      * @param ok           every file of the session is gone (also when none was there)

@@ -36,8 +36,11 @@ import java.util.Map;
  *   <li>the store entry.</li>
  * </ol>
  * Idempotent: a chat with no entry and no folder is {@link Outcome#ALREADY_GONE}, a confirmation like a drop; a session
- * already gone from the agent's store counts as deleted. A failure (an agent whose store this computer cannot delete
- * from, a file that cannot be removed) keeps the entry, so the next request tries again.
+ * already gone from the agent's store counts as deleted. A session of an agent this computer never deletes from
+ * ({@link AgentStoreDeleter#deletes}: Antigravity, whose store is encrypted, or an agent it does not know) is left in
+ * the agent and named in {@link Dropped#keptInAgent()} for the audit; the rest of the drop goes on, so such a chat is
+ * dropped like any other. A failure that a later request may get past (a file that cannot be removed, an I/O error)
+ * keeps the entry, so the next request tries again.
  */
 public final class AssistantDrops {
     private final AssistantSessions sessions;
@@ -53,7 +56,10 @@ public final class AssistantDrops {
         ALREADY_GONE,
         /** A turn of the chat held its lock for longer than the wait: nothing was done; ask again. */
         TURN_RUNNING,
-        /** Something could not be deleted ({@link Dropped#error()}); the entry is kept and the next request tries again. */
+        /**
+         * Something could not be deleted ({@link Dropped#error()}: an I/O error, an id that is not one); the entry is
+         * kept and the next request tries again.
+         */
         FAILED
     }
 
@@ -66,16 +72,20 @@ public final class AssistantDrops {
      * @param agent        the agent of the chat's session, or null when it had no entry
      * @param sessionId    the agent's session id, or null when it had no entry
      * @param retired      the chat's retired sessions deleted with it
+     * @param keptInAgent  the chat's sessions left in their agent because this computer never deletes that agent's
+     *                     sessions ({@link AgentStoreDeleter#deletes}: Antigravity, an unknown agent); the chat is
+     *                     dropped all the same (entry and own folder), these stay in the agent's own store
      * @param removedPaths the absolute paths removed (the agent's files, then the chat's folder and what it held)
      * @param entryRemoved the store entry was removed
      * @param folderRemoved the chat's own folder was removed
      * @param error        why not, for the audit; null unless FAILED or TURN_RUNNING
      */
     public record Dropped(String key, String computerId, Outcome outcome, String agent, String sessionId,
-                          List<AssistantSessions.Retired> retired, List<String> removedPaths, boolean entryRemoved,
-                          boolean folderRemoved, String error) {
+                          List<AssistantSessions.Retired> retired, List<AssistantSessions.Retired> keptInAgent,
+                          List<String> removedPaths, boolean entryRemoved, boolean folderRemoved, String error) {
         public Dropped {
             retired = List.copyOf(retired);
+            keptInAgent = List.copyOf(keptInAgent);
             removedPaths = List.copyOf(removedPaths);
         }
 
@@ -104,7 +114,7 @@ public final class AssistantDrops {
      */
     public Dropped drop(DropRules.PendingDrop request, Duration waitForTurn) {
         if (request.computerId() != null && !request.computerId().equals(computerId)) {
-            return new Dropped(request.key(), computerId, Outcome.FAILED, null, null, List.of(), List.of(), false, false,
+            return new Dropped(request.key(), computerId, Outcome.FAILED, null, null, List.of(), List.of(), List.of(), false, false,
                     "the request is for computer " + request.computerId() + ", not " + computerId);
         }
         return drop(request.key(), waitForTurn);
@@ -117,11 +127,11 @@ public final class AssistantDrops {
             held = locks.tryHold(key, waitForTurn);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new Dropped(key, computerId, Outcome.TURN_RUNNING, null, null, List.of(), List.of(), false, false,
+            return new Dropped(key, computerId, Outcome.TURN_RUNNING, null, null, List.of(), List.of(), List.of(), false, false,
                     "interrupted while waiting for the chat's running turn to end");
         }
         if (held == null) {
-            return new Dropped(key, computerId, Outcome.TURN_RUNNING, null, null, List.of(), List.of(), false, false,
+            return new Dropped(key, computerId, Outcome.TURN_RUNNING, null, null, List.of(), List.of(), List.of(), false, false,
                     "a turn of the chat is still running after " + waitForTurn);
         }
         try (held) {
@@ -138,16 +148,21 @@ public final class AssistantDrops {
      */
     public Dropped deleteReplaced(String key, TurnRules.Replaced replaced) {
         if (replaced.computerId() != null && !replaced.computerId().equals(computerId)) {
-            return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(), List.of(),
+            return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(), List.of(), List.of(),
                     false, false, "the replaced session is computer " + replaced.computerId() + "'s, not " + computerId + "'s");
         }
         try (ChatLocks.Held held = locks.hold(key)) {
             List<String> removed = new ArrayList<>();
-            AgentStoreDeleter.Result r = deleter.delete(replaced.agent(), List.of(replaced.sessionId()));
-            removed.addAll(r.removedPaths());
-            if (!r.ok()) {
-                return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(), removed,
-                        false, false, "the agent's session: " + r.error());
+            List<AssistantSessions.Retired> kept = new ArrayList<>();
+            if (AgentStoreDeleter.deletes(replaced.agent())) {
+                AgentStoreDeleter.Result r = deleter.delete(replaced.agent(), List.of(replaced.sessionId()));
+                removed.addAll(r.removedPaths());
+                if (!r.ok()) {
+                    return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(),
+                            List.of(), removed, false, false, "the agent's session: " + r.error());
+                }
+            } else {
+                kept.add(new AssistantSessions.Retired(replaced.agent(), replaced.sessionId()));
             }
             boolean folderRemoved = false;
             if (replaced.deleteFolder() && sessions.isChatsOwn(key, replaced.folder())) {
@@ -155,11 +170,11 @@ public final class AssistantDrops {
                     folderRemoved = deleteTree(sessions.chatFolder(key), removed);
                 } catch (IOException | UncheckedIOException e) {
                     return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(),
-                            removed, false, false, "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+                            kept, removed, false, false, "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
                 }
             }
-            return new Dropped(key, computerId, removed.isEmpty() ? Outcome.ALREADY_GONE : Outcome.DROPPED, replaced.agent(),
-                    replaced.sessionId(), List.of(), removed, false, folderRemoved, null);
+            return new Dropped(key, computerId, removed.isEmpty() && kept.isEmpty() ? Outcome.ALREADY_GONE : Outcome.DROPPED, replaced.agent(),
+                    replaced.sessionId(), List.of(), kept, removed, false, folderRemoved, null);
         }
     }
 
@@ -210,6 +225,7 @@ public final class AssistantDrops {
         String sessionId = entry == null ? null : entry.sessionId();
         List<AssistantSessions.Retired> retired = entry == null ? List.of() : entry.retired();
         List<String> removed = new ArrayList<>();
+        List<AssistantSessions.Retired> kept = new ArrayList<>();
         if (entry != null) {
             Map<String, List<String>> byAgent = new LinkedHashMap<>();
             byAgent.computeIfAbsent(entry.agent(), a -> new ArrayList<>()).add(entry.sessionId());
@@ -217,10 +233,15 @@ public final class AssistantDrops {
                 byAgent.computeIfAbsent(r.agent(), a -> new ArrayList<>()).add(r.sessionId());
             }
             for (Map.Entry<String, List<String>> e : byAgent.entrySet()) {
+                if (!AgentStoreDeleter.deletes(e.getKey())) {
+                    // never deletable here (not an error a later request gets past): the session stays in the agent
+                    e.getValue().forEach(id -> kept.add(new AssistantSessions.Retired(e.getKey(), id)));
+                    continue;
+                }
                 AgentStoreDeleter.Result r = deleter.delete(e.getKey(), e.getValue());
                 removed.addAll(r.removedPaths());
                 if (!r.ok()) {
-                    return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, removed, false, false,
+                    return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, kept, removed, false, false,
                             "the agent's session: " + r.error());
                 }
             }
@@ -229,18 +250,18 @@ public final class AssistantDrops {
         try {
             folderRemoved = deleteTree(sessions.chatFolder(key), removed);
         } catch (IOException | UncheckedIOException e) {
-            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, removed, false, false,
+            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, kept, removed, false, false,
                     "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
         }
         boolean entryRemoved;
         try {
             entryRemoved = sessions.remove(key) != null;
         } catch (UncheckedIOException e) {
-            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, removed, false, folderRemoved,
+            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, kept, removed, false, folderRemoved,
                     "the store entry: " + e.getMessage());
         }
         Outcome outcome = entryRemoved || folderRemoved || !removed.isEmpty() ? Outcome.DROPPED : Outcome.ALREADY_GONE;
-        return new Dropped(key, computerId, outcome, agent, sessionId, retired, removed, entryRemoved, folderRemoved, null);
+        return new Dropped(key, computerId, outcome, agent, sessionId, retired, kept, removed, entryRemoved, folderRemoved, null);
     }
 
     /** Deletes {@code dir} and what it holds, links as links; whether it was there. */

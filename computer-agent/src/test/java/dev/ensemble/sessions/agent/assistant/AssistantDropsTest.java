@@ -10,6 +10,8 @@ import dev.ensemble.sessions.assistant.TurnRules;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -251,8 +253,8 @@ class AssistantDropsTest {
     }
 
     @Test
-    void aSessionThisComputerCannotDeleteKeepsTheEntryAndTheFolderForTheNextRequest() {
-        sessions.put(new Entry("chat-4", "no-such-agent", "x1", null, List.of(), null, null, 0, 0, null, "laptop", T, List.of()));
+    void aSessionThatCouldNotBeDeletedKeepsTheEntryAndTheFolderForTheNextRequest() {
+        sessions.put(new Entry("chat-4", "claude-code", "../x1", null, List.of(), null, null, 0, 0, null, "laptop", T, List.of()));
         Path folder = sessions.makeChatFolder("chat-4");
         Set<String> before = home.listing();
 
@@ -260,10 +262,51 @@ class AssistantDropsTest {
 
         assertThat(d.outcome()).isEqualTo(Outcome.FAILED);
         assertThat(d.confirmed()).isFalse();
-        assertThat(d.error()).contains("no-such-agent");
+        assertThat(d.error()).contains("../x1");
         assertThat(sessions.get("chat-4")).isNotNull();
         assertThat(folder).exists();
         assertThat(home.listing()).isEqualTo(before);
+    }
+
+    /** Antigravity's store is encrypted: this computer never deletes its sessions, so its chats are dropped without. */
+    @ParameterizedTest
+    @ValueSource(strings = {"antigravity", "no-such-agent"})
+    void aChatOfAnAgentThisComputerNeverDeletesFromIsDroppedAndItsSessionReportedKept(String agent) {
+        sessions.put(new Entry("chat-4", agent, "x1", null, List.of(), null, 1, 0, 0, null, "laptop", T,
+                List.of(new Retired("copilot", R2), new Retired(agent, "x0"))));
+        Path folder = sessions.makeChatFolder("chat-4");
+        write(folder.resolve("instructions.md"), "x");
+
+        Dropped d = drops.drop("chat-4", Duration.ofSeconds(5));
+
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.confirmed()).isTrue();
+        assertThat(d.error()).isNull();
+        assertThat(d.keptInAgent()).containsExactly(new Retired(agent, "x1"), new Retired(agent, "x0"));
+        assertThat(d.entryRemoved()).isTrue();
+        assertThat(d.folderRemoved()).isTrue();
+        assertThat(sessions.get("chat-4")).isNull();
+        assertThat(folder).doesNotExist();
+        assertThat(home.copilotState().resolve(R2)).as("the retired Copilot session is deleted").doesNotExist();
+
+        // the computer's own sweep drops it too, and then has nothing left to retry
+        sessions.put(new Entry("chat-5", agent, "x2", null, List.of(), null, 1, 0, 0, null, "laptop", T, List.of()));
+        List<Dropped> swept = drops.dropExpired(T.plus(Duration.ofDays(2)), Duration.ofSeconds(5));
+        assertThat(swept).extracting(Dropped::key).containsExactly("chat-5");
+        assertThat(swept.get(0).outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(drops.expired(T.plus(Duration.ofDays(2)))).doesNotContain("chat-5");
+    }
+
+    @Test
+    void aReplacedSessionOfAnAgentThisComputerNeverDeletesFromIsReportedKept() {
+        Dropped d;
+        try (ChatLocks.Held turn = locks.hold("chat-1")) {
+            d = drops.deleteReplaced("chat-1", new TurnRules.Replaced("x1", "antigravity", "laptop",
+                    sessions.chatFolder("chat-1").toString(), true));
+        }
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.keptInAgent()).containsExactly(new Retired("antigravity", "x1"));
+        assertThat(d.folderRemoved()).isTrue();
     }
 
     @Test
