@@ -141,41 +141,44 @@ public final class AssistantDrops {
 
     /**
      * Deletes the session a turn's decision replaced ({@link TurnRules.Decision#replaced()}: "deleted from the agent
-     * at once, with its folder when the folder is the chat's own"), for the turn of chat {@code key}, which holds the
-     * chat's lock (taken again here: it is the same thread's). The store entry is left to the turn, which stores the
-     * new session's. The folder goes only when the rules say so and it is this chat's own folder; the turn makes it
-     * again for the new session.
+     * at once, with its folder when the folder is the chat's own"), for the turn of chat {@code key}. The calling
+     * thread must hold the chat's lock (the turn's {@link ChatLocks#hold}); it is not taken here, so this never waits.
+     * The store entry is left to the turn, which stores the new session's. The folder goes only when the rules say so
+     * and it is this chat's own folder; the turn makes it again for the new session.
+     *
+     * @throws IllegalStateException when the calling thread does not hold the chat's lock
      */
     public Dropped deleteReplaced(String key, TurnRules.Replaced replaced) {
+        if (!locks.heldByCurrentThread(key)) {
+            throw new IllegalStateException("deleting chat " + key + "'s replaced session needs the chat's lock, held by the turn");
+        }
         if (replaced.computerId() != null && !replaced.computerId().equals(computerId)) {
             return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(), List.of(), List.of(),
                     false, false, "the replaced session is computer " + replaced.computerId() + "'s, not " + computerId + "'s");
         }
-        try (ChatLocks.Held held = locks.hold(key)) {
-            List<String> removed = new ArrayList<>();
-            List<AssistantSessions.Retired> kept = new ArrayList<>();
-            if (AgentStoreDeleter.deletes(replaced.agent())) {
-                AgentStoreDeleter.Result r = deleter.delete(replaced.agent(), List.of(replaced.sessionId()));
-                removed.addAll(r.removedPaths());
-                if (!r.ok()) {
-                    return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(),
-                            List.of(), removed, false, false, "the agent's session: " + r.error());
-                }
-            } else {
-                kept.add(new AssistantSessions.Retired(replaced.agent(), replaced.sessionId()));
+        List<String> removed = new ArrayList<>();
+        List<AssistantSessions.Retired> kept = new ArrayList<>();
+        if (AgentStoreDeleter.deletes(replaced.agent())) {
+            AgentStoreDeleter.Result r = deleter.delete(replaced.agent(), List.of(replaced.sessionId()));
+            removed.addAll(r.removedPaths());
+            if (!r.ok()) {
+                return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(),
+                        List.of(), removed, false, false, "the agent's session: " + r.error());
             }
-            boolean folderRemoved = false;
-            if (replaced.deleteFolder() && sessions.isChatsOwn(key, replaced.folder())) {
-                try {
-                    folderRemoved = deleteTree(sessions.chatFolder(key), removed);
-                } catch (IOException | UncheckedIOException e) {
-                    return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(),
-                            kept, removed, false, false, "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
-                }
-            }
-            return new Dropped(key, computerId, removed.isEmpty() && kept.isEmpty() ? Outcome.ALREADY_GONE : Outcome.DROPPED, replaced.agent(),
-                    replaced.sessionId(), List.of(), kept, removed, false, folderRemoved, null);
+        } else {
+            kept.add(new AssistantSessions.Retired(replaced.agent(), replaced.sessionId()));
         }
+        boolean folderRemoved = false;
+        if (replaced.deleteFolder() && sessions.isChatsOwn(key, replaced.folder())) {
+            try {
+                folderRemoved = deleteTree(sessions.chatFolder(key), removed);
+            } catch (IOException | UncheckedIOException e) {
+                return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(),
+                        kept, removed, false, false, "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+            }
+        }
+        return new Dropped(key, computerId, removed.isEmpty() && kept.isEmpty() ? Outcome.ALREADY_GONE : Outcome.DROPPED, replaced.agent(),
+                replaced.sessionId(), List.of(), kept, removed, false, folderRemoved, null);
     }
 
     /**

@@ -49,6 +49,12 @@ public final class ChatLocks {
         return l.tryLock(wait.toNanos(), TimeUnit.NANOSECONDS) ? new Held(l) : null;
     }
 
+    /** Whether the calling thread holds the chat's lock (a turn's own thread, between its hold and close). */
+    public boolean heldByCurrentThread(String key) {
+        ReentrantLock l = locks.get(key);
+        return l != null && l.isHeldByCurrentThread();
+    }
+
     /** Whether a turn (or a drop) of the chat holds its lock now. */
     public boolean held(String key) {
         ReentrantLock l = locks.get(key);

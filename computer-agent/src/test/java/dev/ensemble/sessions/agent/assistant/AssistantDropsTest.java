@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import static dev.ensemble.sessions.agent.assistant.FakeHome.minus;
 import static dev.ensemble.sessions.agent.assistant.FakeHome.write;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Dropping a chat's session on this computer (guide §6 "Deleting a chat deletes its session": the store entry, the
@@ -347,11 +348,44 @@ class AssistantDropsTest {
     void aReplacedSessionWorkingInAProjectFolderLeavesEveryFolder() {
         Set<String> before = home.listing();
 
-        Dropped d = drops.deleteReplaced("chat-2", new TurnRules.Replaced(S2, "claude-code", "laptop", project.toString(), false));
+        Dropped d;
+        try (ChatLocks.Held turn = locks.hold("chat-2")) {
+            d = drops.deleteReplaced("chat-2", new TurnRules.Replaced(S2, "claude-code", "laptop", project.toString(), false));
+        }
 
         assertThat(minus(before, home.listing())).containsExactly(".claude/projects/-work-Ensemble-projects-Launch/" + S2 + ".jsonl");
         assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
         assertThat(d.folderRemoved()).isFalse();
+    }
+
+    @Test
+    void aReplacedSessionIsDeletedOnlyByTheThreadHoldingTheChatsLockAndNeverWaits() throws Exception {
+        TurnRules.Replaced replaced = new TurnRules.Replaced(S2, "claude-code", "laptop", project.toString(), false);
+        Set<String> before = home.listing();
+
+        assertThatThrownBy(() -> drops.deleteReplaced("chat-2", replaced)).as("no lock held")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("lock");
+
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        CountDownLatch holds = new CountDownLatch(1);
+        CountDownLatch mayEnd = new CountDownLatch(1);
+        try {
+            other.submit(() -> {
+                try (ChatLocks.Held held = locks.hold("chat-2")) {
+                    holds.countDown();
+                    mayEnd.await();
+                }
+                return null;
+            });
+            assertThat(holds.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThatThrownBy(() -> CompletableFuture.supplyAsync(() -> drops.deleteReplaced("chat-2", replaced))
+                    .get(10, TimeUnit.SECONDS)).as("another thread's lock is not this caller's: refused at once, no wait")
+                    .hasCauseInstanceOf(IllegalStateException.class);
+        } finally {
+            mayEnd.countDown();
+            other.shutdownNow();
+        }
+        assertThat(home.listing()).as("nothing deleted").isEqualTo(before);
     }
 
     @Test
