@@ -143,8 +143,11 @@ public final class AssistantDrops {
      * Deletes the session a turn's decision replaced ({@link TurnRules.Decision#replaced()}: "deleted from the agent
      * at once, with its folder when the folder is the chat's own"), for the turn of chat {@code key}. The calling
      * thread must hold the chat's lock (the turn's {@link ChatLocks#hold}); it is not taken here, so this never waits.
-     * The store entry is left to the turn, which stores the new session's. The folder goes only when the rules say so
-     * and it is this chat's own folder; the turn makes it again for the new session.
+     * The store entry is left to the turn, which stores the new session's. The chat's own folder is the new session's
+     * working folder too, so it is not removed but emptied (links inside removed as links), and only when the rules say
+     * so and it is this chat's own folder: the turn calls this right after its decision and before it writes the new
+     * session's files (instructions, MCP config) there, so nothing of the new session is ever deleted; the folder
+     * itself stays for the new session ({@link Dropped#folderRemoved()} then says its content went).
      *
      * @throws IllegalStateException when the calling thread does not hold the chat's lock
      */
@@ -171,7 +174,7 @@ public final class AssistantDrops {
         boolean folderRemoved = false;
         if (replaced.deleteFolder() && sessions.isChatsOwn(key, replaced.folder())) {
             try {
-                folderRemoved = deleteTree(sessions.chatFolder(key), removed);
+                folderRemoved = emptyTree(sessions.chatFolder(key), removed);
             } catch (IOException | UncheckedIOException e) {
                 return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(),
                         kept, removed, false, false, "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
@@ -297,6 +300,29 @@ public final class AssistantDrops {
             delete(p, removed);
         }
         return true;
+    }
+
+    /**
+     * Deletes what {@code dir} holds, links as links, and keeps {@code dir}; whether anything was removed. A link or a
+     * file where the folder should be is removed (it was never the chat's folder).
+     */
+    static boolean emptyTree(Path dir, List<String> removed) throws IOException {
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            delete(dir, removed);
+            return true;
+        }
+        int before = removed.size();
+        List<Path> children = new ArrayList<>();
+        try (java.nio.file.DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
+            ds.forEach(children::add);
+        }
+        for (Path child : children) {
+            deleteTree(child, removed);
+        }
+        return removed.size() > before;
     }
 
     private static void delete(Path p, List<String> removed) throws IOException {

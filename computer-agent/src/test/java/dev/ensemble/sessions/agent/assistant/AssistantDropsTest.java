@@ -337,11 +337,26 @@ class AssistantDropsTest {
         assertThat(minus(before, home.listing())).containsExactlyInAnyOrder(
                 chat1Projects() + "/" + S1 + ".jsonl", chat1Projects() + "/" + S1, chat1Projects() + "/" + S1 + "/subagents",
                 chat1Projects() + "/" + S1 + "/subagents/agent-5678ef01.jsonl",
-                own, own + "/instructions.md", own + "/mcp.json", own + "/project-link");
+                own + "/instructions.md", own + "/mcp.json", own + "/project-link");
         assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
-        assertThat(d.folderRemoved()).isTrue();
+        assertThat(d.folderRemoved()).as("its content").isTrue();
+        assertThat(sessions.chatFolder("chat-1")).as("the new session's working folder stays, empty").isEmptyDirectory();
+        assertThat(project.resolve("AGENTS.md")).as("a link inside is removed, never followed").exists();
         assertThat(sessions.get("chat-1")).as("the turn stores the new session's entry").isNotNull();
         assertThat(home.copilotState().resolve(R1)).as("a retired session waits for the chat's drop").exists();
+    }
+
+    @Test
+    void theNewSessionsFilesWrittenAfterTheReplacedSessionWentStayAndItsWorkingFolderIsThere() {
+        Path folder = sessions.chatFolder("chat-1");
+        try (ChatLocks.Held turn = locks.hold("chat-1")) {
+            // the turn: decide, delete the replaced session, then write the new session's files and run in the folder
+            drops.deleteReplaced("chat-1", new TurnRules.Replaced(S1, "claude-code", "laptop", folder.toString(), true));
+            assertThat(folder).as("the agent's working folder exists for the new session").isDirectory();
+            write(sessions.makeChatFolder("chat-1").resolve("instructions.md"), "the new session's instructions\n");
+        }
+        assertThat(folder.resolve("instructions.md")).hasContent("the new session's instructions");
+        assertThat(folder.resolve("mcp.json")).as("the replaced session's file").doesNotExist();
     }
 
     @Test
