@@ -11,6 +11,8 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -42,14 +44,20 @@ import java.util.Objects;
  * {@code assistant-sessions.json.corrupt-<epoch millis>}, logged as an error naming that file, and the store starts
  * empty: the agent goes on, and the chats start new sessions.
  *
+ * <p>One store per state folder: while open it holds an OS lock on {@code <state>/assistant-sessions.lock}, so a
+ * second computer agent on the same folder (which would write its own entries over this one's) is refused at open.
+ * {@link #close()} releases it.
+ *
  * <p>Thread-safe: every method is synchronized on the store. Turns of one chat are serialised by {@link ChatLocks},
  * not by the store.
  */
-public final class AssistantSessions {
+public final class AssistantSessions implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AssistantSessions.class);
     private static final ObjectMapper MAPPER = new ObjectMapper();
     /** The store's file name in the state folder. */
     public static final String FILE = "assistant-sessions.json";
+    /** The lock file in the state folder: held (an OS file lock) while the store is open. */
+    public static final String LOCK = "assistant-sessions.lock";
     /** The folder of the chats' own folders in the state folder. */
     public static final String FOLDERS = "assistant";
     static final int VERSION = 1;
@@ -127,6 +135,8 @@ public final class AssistantSessions {
     private final Path folders;
     private final Clock clock;
     private final Map<String, Entry> entries = new LinkedHashMap<>();
+    private FileChannel lockChannel;
+    private FileLock lock;
 
     private AssistantSessions(Path stateDir, Clock clock) {
         this.stateDir = stateDir.toAbsolutePath().normalize();
@@ -137,14 +147,84 @@ public final class AssistantSessions {
 
     /**
      * Opens the store of {@code stateDir} (the computer agent's state folder), reading its file when there is one.
-     * A corrupt file is set aside (see the class comment); an unreadable one (permissions, I/O) is an error.
+     * A corrupt file is set aside (see the class comment); an unreadable one (permissions, I/O) is an error. The store
+     * holds an OS lock on {@code <state>/assistant-sessions.lock} until {@link #close()}: a second store of the same
+     * state folder, in this process or another, would overwrite this one's entries with its own, so it is refused.
      *
-     * @throws UncheckedIOException when the file exists and cannot be read, or a corrupt one cannot be moved aside
+     * @throws IllegalStateException when the store of {@code stateDir} is open already (another computer agent on the
+     *                               same state folder, or a store not closed)
+     * @throws UncheckedIOException  when the file exists and cannot be read, or a corrupt one cannot be moved aside
      */
     public static AssistantSessions open(Path stateDir, Clock clock) {
         AssistantSessions s = new AssistantSessions(stateDir, clock);
-        s.load();
+        s.lock();
+        try {
+            s.load();
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
         return s;
+    }
+
+    private void lock() {
+        Path lockFile = stateDir.resolve(LOCK);
+        FileChannel ch = null;
+        FileLock l = null;
+        try {
+            Files.createDirectories(stateDir);
+            ch = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            try {
+                l = ch.tryLock();
+            } catch (OverlappingFileLockException sameProcess) {
+                l = null;
+            }
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new UncheckedIOException("cannot lock " + lockFile, e);
+        }
+        if (l == null) {
+            closeQuietly(ch);
+            throw new IllegalStateException(file + " is open already (" + lockFile + " is locked): another computer agent "
+                    + "uses the state folder " + stateDir + "; stop it, or give this one its own state folder");
+        }
+        lockChannel = ch;
+        lock = l;
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // closing a lock file that was never locked
+            }
+        }
+    }
+
+    /** Releases the store's lock; the store cannot be changed after (reads still answer what it held). */
+    @Override
+    public synchronized void close() {
+        if (lockChannel == null) {
+            return;
+        }
+        try {
+            if (lock != null && lock.isValid()) {
+                lock.release();
+            }
+        } catch (IOException ignored) {
+            // closing the channel releases it too
+        } finally {
+            closeQuietly(lockChannel);
+            lockChannel = null;
+            lock = null;
+        }
+    }
+
+    private void checkOpen() {
+        if (lockChannel == null) {
+            throw new IllegalStateException("the assistant sessions store of " + stateDir + " is closed");
+        }
     }
 
     /** The store's file. */
@@ -164,6 +244,7 @@ public final class AssistantSessions {
 
     /** Stores {@code entry} (replacing the chat's), then writes the file. */
     public synchronized void put(Entry entry) {
+        checkOpen();
         Entry before = entries.put(entry.key(), entry);
         try {
             save();
@@ -179,6 +260,7 @@ public final class AssistantSessions {
 
     /** Removes the chat's entry, then writes the file; the entry removed, or null when there was none (nothing written). */
     public synchronized Entry remove(String key) {
+        checkOpen();
         Entry removed = entries.remove(key);
         if (removed != null) {
             try {

@@ -7,6 +7,7 @@ import dev.ensemble.sessions.agent.assistant.AssistantSessions.Entry;
 import dev.ensemble.sessions.agent.assistant.AssistantSessions.Retired;
 import dev.ensemble.sessions.assistant.DropRules;
 import dev.ensemble.sessions.assistant.TurnRules;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -87,6 +88,11 @@ class AssistantDropsTest {
                 2, 1, 1, "laptop", T, List.of()));
     }
 
+    @AfterEach
+    void closeStore() {
+        sessions.close();
+    }
+
     static String claudeLine(String sessionId, String text) {
         return "{\"type\":\"user\",\"sessionId\":\"" + sessionId + "\",\"message\":{\"role\":\"user\",\"content\":\"" + text + "\"}}\n";
     }
@@ -121,8 +127,10 @@ class AssistantDropsTest {
                 own + "/project-link");
         assertThat(minus(home.listing(), before)).as("nothing new").isEmpty();
         assertThat(project.resolve("AGENTS.md")).as("a link in the chat's folder is removed, never followed").exists();
-        assertThat(AssistantSessions.open(home.state, Clock.systemUTC()).all()).as("the entry is gone, the other chat's stays")
-                .containsOnlyKeys("chat-2");
+        sessions.close();
+        try (AssistantSessions reopened = AssistantSessions.open(home.state, Clock.systemUTC())) {
+            assertThat(reopened.all()).as("the entry is gone, the other chat's stays").containsOnlyKeys("chat-2");
+        }
 
         assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
         assertThat(d.confirmed()).isTrue();

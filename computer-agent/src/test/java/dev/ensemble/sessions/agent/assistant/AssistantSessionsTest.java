@@ -11,6 +11,7 @@ import dev.ensemble.sessions.assistant.TurnRules.Decision;
 import dev.ensemble.sessions.assistant.TurnRules.Kind;
 import dev.ensemble.sessions.assistant.TurnRules.Reason;
 import dev.ensemble.sessions.assistant.TurnRules.Turn;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -47,8 +48,22 @@ class AssistantSessionsTest {
         workspace = tmp.resolve("Ensemble");
     }
 
+    AssistantSessions current;
+
+    /** Opens the store as a restarted agent would: the one opened before is closed first (its lock released). */
     AssistantSessions open() {
-        return AssistantSessions.open(state, CLOCK);
+        if (current != null) {
+            current.close();
+        }
+        current = AssistantSessions.open(state, CLOCK);
+        return current;
+    }
+
+    @AfterEach
+    void closeStore() {
+        if (current != null) {
+            current.close();
+        }
     }
 
     static Entry entry(String key, String sessionId) {
@@ -102,7 +117,8 @@ class AssistantSessionsTest {
             s.remove("chat-3");
 
             try (var files = Files.list(state)) {
-                assertThat(files.map(p -> p.getFileName().toString()).toList()).containsExactly("assistant-sessions.json");
+                assertThat(files.map(p -> p.getFileName().toString()).toList())
+                        .containsExactlyInAnyOrder("assistant-sessions.json", "assistant-sessions.lock");
             }
             assertThat(open().all()).hasSize(19).doesNotContainKey("chat-3");
         }
@@ -149,6 +165,25 @@ class AssistantSessionsTest {
             assertThat(open().all()).isEmpty();
             assertThat(state.resolve("assistant-sessions.json.corrupt-" + T.toEpochMilli())).hasContent("first");
             assertThat(state.resolve("assistant-sessions.json.corrupt-" + T.toEpochMilli() + "-1")).hasContent("second");
+        }
+
+        @Test
+        void aSecondStoreOfTheSameStateFolderIsRefusedUntilTheFirstIsClosed() {
+            AssistantSessions first = open();
+            first.put(entry("chat-1", "s1"));
+
+            assertThatThrownBy(() -> AssistantSessions.open(state, CLOCK)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("assistant-sessions.lock").hasMessageContaining("another computer agent");
+            first.put(entry("chat-2", "s2"));
+
+            first.close();
+            assertThatThrownBy(() -> first.put(entry("chat-3", "s3"))).as("closed").isInstanceOf(IllegalStateException.class);
+            AssistantSessions second = AssistantSessions.open(state, CLOCK);
+            try {
+                assertThat(second.all()).as("no entry lost").containsOnlyKeys("chat-1", "chat-2");
+            } finally {
+                second.close();
+            }
         }
 
         @Test
