@@ -159,6 +159,11 @@ public final class AssistantDrops {
             return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(), List.of(), List.of(),
                     false, false, "the replaced session is computer " + replaced.computerId() + "'s, not " + computerId + "'s");
         }
+        String linked = linkedChatFolders();
+        if (linked != null) {
+            return new Dropped(key, computerId, Outcome.FAILED, replaced.agent(), replaced.sessionId(), List.of(), List.of(),
+                    List.of(), false, false, linked);
+        }
         List<String> removed = new ArrayList<>();
         List<AssistantSessions.Retired> kept = new ArrayList<>();
         if (AgentStoreDeleter.deletes(replaced.agent())) {
@@ -230,6 +235,10 @@ public final class AssistantDrops {
         String agent = entry == null ? null : entry.agent();
         String sessionId = entry == null ? null : entry.sessionId();
         List<AssistantSessions.Retired> retired = entry == null ? List.of() : entry.retired();
+        String linked = linkedChatFolders();
+        if (linked != null) {
+            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, List.of(), List.of(), false, false, linked);
+        }
         List<String> removed = new ArrayList<>();
         List<AssistantSessions.Retired> kept = new ArrayList<>();
         if (entry != null) {
@@ -268,6 +277,19 @@ public final class AssistantDrops {
         }
         Outcome outcome = entryRemoved || folderRemoved || !removed.isEmpty() ? Outcome.DROPPED : Outcome.ALREADY_GONE;
         return new Dropped(key, computerId, outcome, agent, sessionId, retired, kept, removed, entryRemoved, folderRemoved, null);
+    }
+
+    /**
+     * Why the chats' folders may not be touched ({@code <state>/assistant} a link, or reaching elsewhere), checked
+     * before anything is deleted; null when they may.
+     */
+    private String linkedChatFolders() {
+        try {
+            sessions.checkChatFolders();
+            return null;
+        } catch (IOException e) {
+            return "the chat's folder: " + e.getMessage();
+        }
     }
 
     /** Deletes {@code dir} and what it holds, links as links; whether it was there. */

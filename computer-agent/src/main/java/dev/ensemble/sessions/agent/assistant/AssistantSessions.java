@@ -295,11 +295,36 @@ public final class AssistantSessions implements AutoCloseable {
         return p;
     }
 
-    /** Makes the chat's own folder (and {@code <state>/assistant}) when missing; refuses one that is a link. */
+    /**
+     * Checks that {@code <state>/assistant} is the state folder's own folder, not a link to another place (nor under
+     * one): its real path is the real state folder's {@code assistant}. When it is not there, nothing to check.
+     *
+     * @throws IOException when it is a link, or reaches elsewhere
+     */
+    void checkChatFolders() throws IOException {
+        if (!Files.exists(folders, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        if (Files.isSymbolicLink(folders)) {
+            throw new IOException(folders + " is a link, not the state folder's own folder of chats");
+        }
+        Path real = folders.toRealPath();
+        if (!real.equals(stateDir.toRealPath().resolve(FOLDERS))) {
+            throw new IOException(folders + " is really " + real + ", not in the state folder");
+        }
+    }
+
+    /**
+     * Makes the chat's own folder (and {@code <state>/assistant}) when missing; refuses one that is a link, and a
+     * {@code <state>/assistant} that is a link.
+     */
     public Path makeChatFolder(String key) {
         Path p = chatFolder(key);
         try {
+            Files.createDirectories(stateDir);
+            checkChatFolders();
             Files.createDirectories(folders);
+            checkChatFolders();
             if (Files.isSymbolicLink(p)) {
                 throw new IOException(p + " is a link, not the chat's own folder");
             }

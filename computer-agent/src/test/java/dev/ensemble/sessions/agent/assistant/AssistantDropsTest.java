@@ -319,6 +319,32 @@ class AssistantDropsTest {
     }
 
     @Test
+    void aLinkedFoldersOfChatsIsNeverDeletedThroughNorMadeIn() throws IOException {
+        Path elsewhere = Files.createDirectories(tmp.resolve("elsewhere"));
+        write(elsewhere.resolve("chat-1/keep.md"), "not the chat's");
+        Path root = sessions.chatFolders();
+        Files.move(root, tmp.resolve("assistant-moved"));
+        Files.createSymbolicLink(root, elsewhere);
+        Set<String> before = home.listing();
+
+        Dropped d = drops.drop("chat-1", Duration.ofSeconds(5));
+
+        assertThat(d.outcome()).isEqualTo(Outcome.FAILED);
+        assertThat(d.error()).contains("is a link");
+        assertThat(elsewhere.resolve("chat-1/keep.md")).exists();
+        assertThat(sessions.get("chat-1")).as("kept for the next request").isNotNull();
+        assertThatThrownBy(() -> sessions.makeChatFolder("chat-9")).cause().hasMessageContaining("is a link");
+        assertThat(elsewhere.resolve("chat-9")).doesNotExist();
+        try (ChatLocks.Held turn = locks.hold("chat-1")) {
+            Dropped r = drops.deleteReplaced("chat-1", new TurnRules.Replaced("x1", "antigravity", "laptop",
+                    sessions.chatFolder("chat-1").toString(), true));
+            assertThat(r.outcome()).isEqualTo(Outcome.FAILED);
+        }
+        assertThat(elsewhere.resolve("chat-1/keep.md")).exists();
+        assertThat(minus(before, home.listing())).isEmpty();
+    }
+
+    @Test
     void aRequestForAnotherComputerDoesNothing() {
         Set<String> before = home.listing();
 
