@@ -27,8 +27,9 @@ import java.util.regex.Pattern;
  *       the person's prompts as the importer counts them ({@link AgentPrompts}: real prompts, and slash commands the
  *       agent replied to; not tool results, {@code <task-notification>}, meta, sub-agent or compaction lines). A
  *       session's transcript in two projects folders counts the prompts of both.</li>
- *   <li>Copilot CLI: {@code session-state/<id>/events.jsonl} and the older flat {@code session-state/<id>.jsonl} in
- *       every home of {@link AgentStores#copilot()}; {@code user.message} events with a non-blank content.</li>
+ *   <li>Copilot CLI: {@code session-state/<id>/events.jsonl}, or the older flat {@code session-state/<id>.jsonl} when
+ *       there is no such folder file (never both: they are the same session's events, in the old layout and the
+ *       new), in every home of {@link AgentStores#copilot()}; {@code user.message} events with a non-blank content.</li>
  * </ul>
  * The count is null when the agent is not one whose transcript is counted ({@link TurnRules#PROMPTS_COUNTED}), the
  * id is not a plain file name, no transcript of the session is there, or one cannot be read (permissions, not
@@ -107,10 +108,13 @@ public final class TranscriptPrompts {
         List<Path> out = new ArrayList<>();
         for (Path home : stores.copilot()) {
             Path state = home.resolve("session-state");
-            for (Path f : List.of(state.resolve(id).resolve("events.jsonl"), state.resolve(id + ".jsonl"))) {
-                if (Files.isRegularFile(f)) {
-                    out.add(f);
-                }
+            // one session's events, in one layout: the session folder's when there is one, else the older flat file
+            Path events = state.resolve(id).resolve("events.jsonl");
+            Path flat = state.resolve(id + ".jsonl");
+            if (Files.isRegularFile(events)) {
+                out.add(events);
+            } else if (Files.isRegularFile(flat)) {
+                out.add(flat);
             }
         }
         return out;

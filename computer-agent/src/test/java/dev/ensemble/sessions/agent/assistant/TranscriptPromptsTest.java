@@ -181,6 +181,14 @@ class TranscriptPromptsTest {
         }
 
         @Test
+        void theSessionFoldersEventsWinOverTheOlderFlatFileOfTheSameSession() {
+            write(home.copilotState().resolve(ID + ".jsonl"), event("user.message", "{\"content\":\"hello\"}"));
+            write(home.copilotState().resolve(ID).resolve("events.jsonl"), event("user.message", "{\"content\":\"hello\"}")
+                    + event("user.message", "{\"content\":\"and more\"}"));
+            assertThat(prompts.count("copilot", ID)).as("events.jsonl only, not both").isEqualTo(2);
+        }
+
+        @Test
         void noTranscriptIsNotCounted() {
             assertThat(prompts.count("copilot", ID)).isNull();
         }
