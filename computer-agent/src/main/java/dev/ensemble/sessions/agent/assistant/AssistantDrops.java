@@ -75,18 +75,31 @@ public final class AssistantDrops {
      * @param keptInAgent  the chat's sessions left in their agent because this computer never deletes that agent's
      *                     sessions ({@link AgentStoreDeleter#deletes}: Antigravity, an unknown agent); the chat is
      *                     dropped all the same (entry and own folder), these stay in the agent's own store
-     * @param removedPaths the absolute paths removed (the agent's files, then the chat's folder and what it held)
+     * @param removedCount how many paths were removed (the agent's files, then the chat's folder and what it held)
+     * @param removedPaths the first of them, absolute, at most {@link #MAX_REPORTED_PATHS}
      * @param entryRemoved the store entry was removed
      * @param folderRemoved the chat's own folder was removed
      * @param error        why not, for the audit; null unless FAILED or TURN_RUNNING
      */
     public record Dropped(String key, String computerId, Outcome outcome, String agent, String sessionId,
                           List<AssistantSessions.Retired> retired, List<AssistantSessions.Retired> keptInAgent,
-                          List<String> removedPaths, boolean entryRemoved, boolean folderRemoved, String error) {
+                          int removedCount, List<String> removedPaths, boolean entryRemoved, boolean folderRemoved,
+                          String error) {
+        /** The most paths a report names: a chat's folder may hold thousands of files; the count says how many. */
+        public static final int MAX_REPORTED_PATHS = 200;
+
         public Dropped {
             retired = List.copyOf(retired);
             keptInAgent = List.copyOf(keptInAgent);
-            removedPaths = List.copyOf(removedPaths);
+            removedPaths = List.copyOf(removedPaths.size() > MAX_REPORTED_PATHS ? removedPaths.subList(0, MAX_REPORTED_PATHS) : removedPaths);
+        }
+
+        /** A report of every path {@code removed}: counted, and the first {@link #MAX_REPORTED_PATHS} named. */
+        public Dropped(String key, String computerId, Outcome outcome, String agent, String sessionId,
+                       List<AssistantSessions.Retired> retired, List<AssistantSessions.Retired> keptInAgent,
+                       List<String> removed, boolean entryRemoved, boolean folderRemoved, String error) {
+            this(key, computerId, outcome, agent, sessionId, retired, keptInAgent, removed.size(), removed, entryRemoved,
+                    folderRemoved, error);
         }
 
         /** Whether the computer confirms the drop: the chat's session is not on this computer any more. */

@@ -345,6 +345,21 @@ class AssistantDropsTest {
     }
 
     @Test
+    void aFolderOfManyFilesIsReportedAsACountAndTheFirstPaths() {
+        Path folder = sessions.makeChatFolder("chat-3");
+        for (int i = 0; i < 450; i++) {
+            write(folder.resolve("out/file-" + i + ".txt"), "x");
+        }
+
+        Dropped d = drops.drop("chat-3", Duration.ofSeconds(5));
+
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.removedCount()).as("450 files, their folder and the chat's").isEqualTo(452);
+        assertThat(d.removedPaths()).hasSize(Dropped.MAX_REPORTED_PATHS).allSatisfy(p -> assertThat(p).startsWith(folder.toString()));
+        assertThat(folder).doesNotExist();
+    }
+
+    @Test
     void aRequestForAnotherComputerDoesNothing() {
         Set<String> before = home.listing();
 
