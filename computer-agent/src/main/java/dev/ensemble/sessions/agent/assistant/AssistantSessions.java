@@ -335,9 +335,19 @@ public final class AssistantSessions implements AutoCloseable {
         }
     }
 
-    /** Whether {@code folder} (an entry's folder) is the chat's own folder, not a group's project folder. */
+    /**
+     * Whether {@code folder} (an entry's folder) is the chat's own folder, not a group's project folder. A folder that
+     * is not a path on this computer (a hand-edited file: a NUL, a name the file system refuses) is not.
+     */
     public boolean isChatsOwn(String key, String folder) {
-        return folder != null && Path.of(folder).toAbsolutePath().normalize().equals(chatFolder(key));
+        if (folder == null) {
+            return false;
+        }
+        try {
+            return Path.of(folder).toAbsolutePath().normalize().equals(chatFolder(key));
+        } catch (java.nio.file.InvalidPathException notAPath) {
+            return false;
+        }
     }
 
     private void load() {

@@ -409,6 +409,17 @@ class AssistantDropsTest {
     }
 
     @Test
+    void aReplacedSessionWhoseFolderIsNotAPathLeavesTheChatsFolder() {
+        Dropped d;
+        try (ChatLocks.Held turn = locks.hold("chat-1")) {
+            d = drops.deleteReplaced("chat-1", new TurnRules.Replaced(S1, "claude-code", "laptop", "bad\u0000folder", true));
+        }
+        assertThat(d.outcome()).isEqualTo(Outcome.DROPPED);
+        assertThat(d.folderRemoved()).isFalse();
+        assertThat(sessions.chatFolder("chat-1").resolve("instructions.md")).exists();
+    }
+
+    @Test
     void aReplacedSessionWorkingInAProjectFolderLeavesEveryFolder() {
         Set<String> before = home.listing();
 
