@@ -46,7 +46,7 @@ import java.util.Objects;
  *
  * <p>One store per state folder: while open it holds an OS lock on {@code <state>/assistant-sessions.lock}, so a
  * second computer agent on the same folder (which would write its own entries over this one's) is refused at open.
- * {@link #close()} releases it.
+ * {@link #close()} releases it. Temporary files a write cut short left beside the file are deleted when it opens.
  *
  * <p>Thread-safe: every method is synchronized on the store. Turns of one chat are serialised by {@link ChatLocks},
  * not by the store.
@@ -159,6 +159,7 @@ public final class AssistantSessions implements AutoCloseable {
         AssistantSessions s = new AssistantSessions(stateDir, clock);
         s.lock();
         try {
+            s.removeLeftTemporaryFiles();
             s.load();
         } catch (RuntimeException e) {
             s.close();
@@ -190,6 +191,26 @@ public final class AssistantSessions implements AutoCloseable {
         }
         lockChannel = ch;
         lock = l;
+    }
+
+    /**
+     * Deletes the temporary files a write cut short left ({@code .assistant-sessions.json*.tmp}, see {@link #save()}):
+     * the store is locked, so none is another store's write under way. One that cannot be deleted is logged.
+     */
+    private void removeLeftTemporaryFiles() {
+        try (java.nio.file.DirectoryStream<Path> ds = Files.newDirectoryStream(stateDir, "." + FILE + "*.tmp")) {
+            for (Path tmp : ds) {
+                try {
+                    if (Files.isRegularFile(tmp, java.nio.file.LinkOption.NOFOLLOW_LINKS) && Files.deleteIfExists(tmp)) {
+                        log.info("removed {}, left by a write of the assistant sessions that did not finish", tmp);
+                    }
+                } catch (IOException e) {
+                    log.warn("cannot remove {}, left by a write of the assistant sessions: {}", tmp, e.toString());
+                }
+            }
+        } catch (IOException e) {
+            log.warn("cannot list {} for temporary files left by a write: {}", stateDir, e.toString());
+        }
     }
 
     private static void closeQuietly(FileChannel ch) {

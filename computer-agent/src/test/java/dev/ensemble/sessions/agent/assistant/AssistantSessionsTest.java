@@ -124,6 +124,19 @@ class AssistantSessionsTest {
         }
 
         @Test
+        void temporaryFilesAWriteCutShortLeftAreDeletedWhenTheStoreOpens() {
+            write(state.resolve("assistant-sessions.json"), "{\"version\": 1, \"sessions\": {}}");
+            Path left = write(state.resolve(".assistant-sessions.json1234567.tmp"), "{\"version\": 1, \"sess");
+            Path other = write(state.resolve(".other.json1.tmp"), "not the store's");
+
+            open();
+
+            assertThat(left).doesNotExist();
+            assertThat(other).as("not the store's").exists();
+            assertThat(state.resolve("assistant-sessions.json")).exists();
+        }
+
+        @Test
         void removingAChatWithNoEntryWritesNothing() {
             assertThat(open().remove("nothing")).isNull();
             assertThat(state.resolve("assistant-sessions.json")).doesNotExist();
