@@ -12,7 +12,6 @@ import java.nio.file.FileVisitOption;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -479,39 +478,10 @@ public final class AgentStoreDeleter {
     }
 
     private static void deleteTree(Path dir, List<String> removed) throws IOException {
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            deleteIfThere(dir, removed);
-            return;
-        }
-        List<Path> inside = new ArrayList<>();
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                inside.add(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                if (e != null) {
-                    throw e;
-                }
-                inside.add(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
-        for (Path p : inside) {
-            deleteIfThere(p, removed);
-        }
+        FileTrees.deleteTree(dir, removed);
     }
 
     private static void deleteIfThere(Path p, List<String> removed) throws IOException {
-        try {
-            if (Files.deleteIfExists(p)) {
-                removed.add(p.toAbsolutePath().toString());
-            }
-        } catch (NoSuchFileException gone) {
-            // removed meanwhile: gone is what was asked
-        }
+        FileTrees.deleteIfThere(p, removed);
     }
 }

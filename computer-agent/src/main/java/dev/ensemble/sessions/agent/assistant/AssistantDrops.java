@@ -1,19 +1,16 @@
 package dev.ensemble.sessions.agent.assistant;
 
 import dev.ensemble.sessions.agent.AgentStoreDeleter;
+import dev.ensemble.sessions.agent.FileTrees;
 import dev.ensemble.sessions.assistant.DropRules;
 import dev.ensemble.sessions.assistant.IdleRules;
 import dev.ensemble.sessions.assistant.TurnRules;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -276,7 +273,7 @@ public final class AssistantDrops {
         }
         boolean folderRemoved;
         try {
-            folderRemoved = deleteTree(sessions.chatFolder(key), removed);
+            folderRemoved = FileTrees.deleteTree(sessions.chatFolder(key), removed);
         } catch (IOException | UncheckedIOException e) {
             return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, retired, kept, removed, false, false,
                     "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
@@ -305,38 +302,6 @@ public final class AssistantDrops {
         }
     }
 
-    /** Deletes {@code dir} and what it holds, links as links; whether it was there. */
-    static boolean deleteTree(Path dir, List<String> removed) throws IOException {
-        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-            return false;
-        }
-        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            delete(dir, removed); // a link or a file where the folder should be: only it goes
-            return true;
-        }
-        List<Path> inside = new ArrayList<>();
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                inside.add(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                if (e != null) {
-                    throw e;
-                }
-                inside.add(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
-        for (Path p : inside) {
-            delete(p, removed);
-        }
-        return true;
-    }
-
     /**
      * Deletes what {@code dir} holds, links as links, and keeps {@code dir}; whether anything was removed. A link or a
      * file where the folder should be is removed (it was never the chat's folder).
@@ -346,8 +311,7 @@ public final class AssistantDrops {
             return false;
         }
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-            delete(dir, removed);
-            return true;
+            return FileTrees.deleteIfThere(dir, removed);
         }
         int before = removed.size();
         List<Path> children = new ArrayList<>();
@@ -355,18 +319,8 @@ public final class AssistantDrops {
             ds.forEach(children::add);
         }
         for (Path child : children) {
-            deleteTree(child, removed);
+            FileTrees.deleteTree(child, removed);
         }
         return removed.size() > before;
-    }
-
-    private static void delete(Path p, List<String> removed) throws IOException {
-        try {
-            if (Files.deleteIfExists(p)) {
-                removed.add(p.toAbsolutePath().toString());
-            }
-        } catch (NoSuchFileException gone) {
-            // removed meanwhile: gone is what was asked
-        }
     }
 }

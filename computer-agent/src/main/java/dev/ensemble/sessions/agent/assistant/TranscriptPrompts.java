@@ -59,31 +59,33 @@ public final class TranscriptPrompts {
         }
         try {
             if (AgentPrompts.CLAUDE_CODE.equals(agent)) {
-                List<Path> files = claudeTranscripts(sessionId);
-                if (files.isEmpty()) {
-                    return null;
-                }
-                int n = 0;
-                for (Path f : files) {
-                    n += claudePrompts(f);
-                }
-                return n;
+                return sum(claudeTranscripts(sessionId), TranscriptPrompts::claudePrompts);
             }
             if (AgentPrompts.COPILOT.equals(agent)) {
-                List<Path> files = copilotTranscripts(sessionId);
-                if (files.isEmpty()) {
-                    return null;
-                }
-                int n = 0;
-                for (Path f : files) {
-                    n += copilotPrompts(f);
-                }
-                return n;
+                return sum(copilotTranscripts(sessionId), TranscriptPrompts::copilotPrompts);
             }
             return null;
         } catch (IOException unreadable) {
             return null; // "a transcript the computer cannot read" is resumed without the check
         }
+    }
+
+    /** How one agent counts the prompts of one transcript file. */
+    @FunctionalInterface
+    private interface PromptCounter {
+        int count(Path file) throws IOException;
+    }
+
+    /** The prompts of every file, each counted by {@code counter}; null when there is no file. */
+    private static Integer sum(List<Path> files, PromptCounter counter) throws IOException {
+        if (files.isEmpty()) {
+            return null;
+        }
+        int n = 0;
+        for (Path f : files) {
+            n += counter.count(f);
+        }
+        return n;
     }
 
     private List<Path> claudeTranscripts(String id) throws IOException {
