@@ -1,5 +1,7 @@
 package dev.ensemble.sessions.agent.assistant;
 
+import dev.ensemble.sessions.agent.ImportConfig;
+import dev.ensemble.sessions.agent.StoreImporter;
 import dev.ensemble.sessions.assistant.TurnRules;
 import dev.ensemble.sessions.assistant.TurnRules.Chat;
 import dev.ensemble.sessions.assistant.TurnRules.Decision;
@@ -7,6 +9,8 @@ import dev.ensemble.sessions.assistant.TurnRules.Kind;
 import dev.ensemble.sessions.assistant.TurnRules.Reason;
 import dev.ensemble.sessions.assistant.TurnRules.SessionEntry;
 import dev.ensemble.sessions.assistant.TurnRules.Turn;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
 import dev.ensemble.sessions.schema.testing.SharedData;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -16,13 +20,15 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 import static dev.ensemble.sessions.agent.assistant.FakeHome.append;
 import static dev.ensemble.sessions.agent.assistant.FakeHome.write;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.entry;
 
 /**
  * The prompt count of a session's own transcript (guide §5 "A session used outside Ensemble"): Claude Code's user
@@ -41,7 +47,7 @@ class TranscriptPromptsTest {
         prompts = new TranscriptPrompts(home.stores());
     }
 
-    /** The real transcripts of ../shared/data/agent-stores; the counts are the importer's runs (RealStoresTest, NewAgentsRealStoresTest). */
+    /** The real transcripts of ../shared/data/agent-stores; the counts are the importer's runs of the same files. */
     @Nested
     class RealTranscripts {
         @BeforeEach
@@ -51,16 +57,22 @@ class TranscriptPromptsTest {
 
         @Test
         void claudeCodesPromptsAreTheImportersRealPrompts() {
-            // interruption markers, /clear and its output, meta, compaction and sub-agent lines left out; 3fe1b6bc's
-            // answered /bmad:... command counted; 4c2ddfdc's sub-agent transcript beside it is not read
-            Map<String, Integer> counts = new java.util.TreeMap<>();
-            for (String id : List.of("624a4a58-b34c-462d-a70d-13421c8125a8", "196820da-1026-4b6f-a513-a6aae42da1a6",
-                    "9eda1058-9706-484a-b992-d03f9cfa2546", "3fe1b6bc-dbd0-4320-b980-4f147befa187",
-                    "4c2ddfdc-b619-4525-8d03-1950fb1b0257")) {
-                counts.put(id.substring(0, 8), prompts.count("claude-code", id));
+            // the importer, on the same files: one run per real prompt (interruption markers, /clear and its output,
+            // meta, compaction and sub-agent lines left out; an answered slash command counted)
+            List<Event> events = new ArrayList<>();
+            new StoreImporter(new ImportConfig("ana", "laptop", Clock.systemUTC(), tmp.resolve("import-state.json")))
+                    .importStores(home.stores(), events::add);
+            Map<String, Integer> runs = new TreeMap<>();
+            for (Event e : events) {
+                if (e.getPayload() instanceof RunClaimed c && "claude-code".equals(String.valueOf(c.getAgent()))) {
+                    runs.merge(String.valueOf(c.getAgentSessionId()), 1, Integer::sum);
+                }
             }
-            assertThat(counts).containsOnly(entry("624a4a58", 14), entry("196820da", 13), entry("9eda1058", 3),
-                    entry("3fe1b6bc", 8), entry("4c2ddfdc", 3));
+            assertThat(runs).as("the shared data's five Claude Code sessions").hasSize(5);
+
+            Map<String, Integer> counted = new TreeMap<>();
+            runs.keySet().forEach(id -> counted.put(id, prompts.count("claude-code", id)));
+            assertThat(counted).isEqualTo(runs);
         }
 
         @Test
