@@ -84,19 +84,8 @@ final class AgentDiscovery {
             return;
         }
         switch (agent) {
-            case ClaudeParser.AGENT -> walk(root, 4, skipped, (file, attrs) -> {
-                String name = file.getFileName().toString();
-                if (name.endsWith(".jsonl")) {
-                    boolean sub = name.startsWith("agent-") || root.relativize(file).toString().contains("subagents");
-                    found.add(new Candidate(file, root, agent, sub, attrs.size(), attrs.lastModifiedTime().toMillis()));
-                }
-            });
-            case CodexParser.AGENT -> walk(root, 8, skipped, (file, attrs) -> {
-                String name = file.getFileName().toString();
-                if (name.endsWith(".jsonl") && name.startsWith("rollout-")) {
-                    found.add(new Candidate(file, root, agent, false, attrs.size(), attrs.lastModifiedTime().toMillis()));
-                }
-            });
+            case ClaudeParser.AGENT -> walk(root, CLAUDE_DEPTH, skipped, (file, attrs) -> claude(root, file, attrs, found));
+            case CodexParser.AGENT -> walk(root, CODEX_DEPTH, skipped, (file, attrs) -> codex(root, file, attrs, found));
             case QwenParser.AGENT -> walk(root.resolve("projects"), 3, skipped, (file, attrs) -> {
                 if (file.getFileName().toString().endsWith(".jsonl") && file.getParent().getFileName().toString().equals("chats")) {
                     found.add(new Candidate(file, root, agent, false, attrs.size(), attrs.lastModifiedTime().toMillis()));
@@ -117,6 +106,63 @@ final class AgentDiscovery {
             }
             default -> throw new IllegalArgumentException("no store known for agent " + agent);
         }
+    }
+
+    /** Folder levels under a Claude Code projects folder that hold transcripts ({@code <folder>/<id>/subagents/}). */
+    static final int CLAUDE_DEPTH = 4;
+    /** Folder levels under a Codex sessions folder ({@code YYYY/MM/DD/}, with room for copies). */
+    static final int CODEX_DEPTH = 8;
+
+    private static void claude(Path root, Path file, BasicFileAttributes attrs, List<Candidate> found) {
+        String name = file.getFileName().toString();
+        if (name.endsWith(".jsonl")) {
+            boolean sub = name.startsWith("agent-") || root.relativize(file).toString().contains("subagents");
+            found.add(new Candidate(file, root, ClaudeParser.AGENT, sub, attrs.size(), attrs.lastModifiedTime().toMillis()));
+        }
+    }
+
+    private static void codex(Path root, Path file, BasicFileAttributes attrs, List<Candidate> found) {
+        String name = file.getFileName().toString();
+        if (name.endsWith(".jsonl") && name.startsWith("rollout-")) {
+            found.add(new Candidate(file, root, CodexParser.AGENT, false, attrs.size(), attrs.lastModifiedTime().toMillis()));
+        }
+    }
+
+    /**
+     * Adds to {@code found} the transcripts among {@code files} (paths under {@code root} that changed; some may be
+     * gone), as {@link #discover} would find them, without walking the store: for Claude Code and Codex, whose
+     * transcripts are each one file. A file that is gone, or not a transcript, adds nothing.
+     *
+     * @return false for another agent, whose store must be discovered whole ({@link #discover})
+     */
+    static boolean discoverFiles(String agent, Path root, Iterable<Path> files, List<Candidate> found, List<Skip> skipped) {
+        boolean claude = ClaudeParser.AGENT.equals(agent);
+        if (!claude && !CodexParser.AGENT.equals(agent)) {
+            return false;
+        }
+        for (Path file : files) {
+            if (!file.startsWith(root) || root.relativize(file).getNameCount() > (claude ? CLAUDE_DEPTH : CODEX_DEPTH)) {
+                continue;
+            }
+            BasicFileAttributes attrs;
+            try {
+                attrs = Files.readAttributes(file, BasicFileAttributes.class); // a link to a file is followed, as in walk
+            } catch (java.nio.file.NoSuchFileException e) {
+                continue; // gone: the importer forgets it
+            } catch (IOException e) {
+                skipped.add(new Skip(file, "unreadable: " + e.getMessage()));
+                continue;
+            }
+            if (!attrs.isRegularFile()) {
+                continue;
+            }
+            if (claude) {
+                claude(root, file, attrs, found);
+            } else {
+                codex(root, file, attrs, found);
+            }
+        }
+        return true;
     }
 
     @FunctionalInterface

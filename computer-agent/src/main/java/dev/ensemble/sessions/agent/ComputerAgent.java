@@ -20,8 +20,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Life cycle: {@link #start()} sends a {@code ComputerStatus} (online, capabilities {@code sessionDelete: 1},
  * guide section 6), then imports once at once and again every poll interval (default 5 s). Each import only
- * looks at files' sizes and modification times and reads what grew (see {@link StoreImporter}); polling is
- * simple and works the same on every file system. {@link #stop()} lets a running import finish, sends
+ * looks at files' sizes and modification times and reads what grew (see {@link StoreImporter}). Between polls a
+ * {@link StoreWatcher} watches the store folders: a burst of changes, once quiet for {@value #SETTLE_MS} ms, is
+ * imported at once, only the changed files ({@link StoreImporter#importChanged}), so a new prompt is in the event
+ * log moments after the agent wrote it. Where watching is unavailable, or changes were lost, the poll (which works
+ * the same on every file system) is the safety net. {@link #stop()} lets a running import finish, sends
  * {@code ComputerStatus} offline, flushes and closes the producer. A failed import is logged, kept in
  * {@link #lastError()}, and tried again at the next poll; its events are sent again then with the same ids.
  *
@@ -35,6 +38,8 @@ public final class ComputerAgent {
     /** What this computer reports it can do. */
     public static final Map<String, Integer> CAPABILITIES = Map.of("sessionDelete", 1);
     private static final Logger log = LoggerFactory.getLogger(ComputerAgent.class);
+    /** How long a burst of changes to the stores must be quiet before it is imported. */
+    static final long SETTLE_MS = 100;
 
     private final boolean summaryShownElsewhere;
     private final String bootstrapServers;
@@ -47,6 +52,10 @@ public final class ComputerAgent {
     private KafkaEventSink sink;
     private DeletionExecutor deletions;
     private ScheduledExecutorService scheduler;
+    private StoreWatcher watcher;
+    /** Files the watcher saw change that no import has taken yet; guarded by itself. */
+    private final java.util.Set<Path> changedFiles = new java.util.HashSet<>();
+    private boolean changeImportQueued;
     private volatile ImportSummary lastSummary;
     private volatile RuntimeException lastError;
     private io.micrometer.core.instrument.MeterRegistry meters;
@@ -148,20 +157,67 @@ public final class ComputerAgent {
             return t;
         });
         scheduler.scheduleWithFixedDelay(this::importOnce, 0, pollInterval.toMillis(), TimeUnit.MILLISECONDS);
-        log.info("computer agent {} started for account {}: {}, every {}",
-                config.computerId(), config.account(), stores.all(), pollInterval);
+        watcher = new StoreWatcher(stores, Duration.ofMillis(SETTLE_MS), this::changed, this::lostChanges);
+        boolean watching = watcher.start();
+        log.info("computer agent {} started for account {}: {}, {}every {}",
+                config.computerId(), config.account(), stores.all(),
+                watching ? "watching " + watcher.folders() + " folders for changes and looking at everything " : "", pollInterval);
     }
 
-    /** One import; never throws (the scheduler would stop polling). */
+    /** The watcher saw {@code files} change: import them next on the import thread (one queued import takes them all). */
+    private void changed(java.util.Set<Path> files) {
+        synchronized (changedFiles) {
+            changedFiles.addAll(files);
+            if (changeImportQueued) {
+                return;
+            }
+            changeImportQueued = true;
+        }
+        submit(this::importChanged);
+    }
+
+    /** The watcher lost changes: look at every store now, as the poll does. */
+    private void lostChanges() {
+        submit(this::importOnce);
+    }
+
+    private synchronized void submit(Runnable task) {
+        if (scheduler == null) {
+            return; // stopped
+        }
+        try {
+            scheduler.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // stopping: the next start looks at everything
+        }
+    }
+
+    /** One import of the files the watcher saw change; never throws. */
+    private void importChanged() {
+        java.util.List<Path> files;
+        synchronized (changedFiles) {
+            files = java.util.List.copyOf(changedFiles);
+            changedFiles.clear();
+            changeImportQueued = false;
+        }
+        runImport(() -> importer.importChanged(stores, files, sink), false);
+    }
+
+    /** One import of every store; never throws (the scheduler would stop polling). */
     private void importOnce() {
+        runImport(() -> importer.importStores(stores, sink), true);
+    }
+
+    /** Runs one import ({@code whole}: of every store) and counts it; never throws. */
+    private void runImport(java.util.function.Supplier<ImportSummary> pass, boolean whole) {
         java.time.Instant started = config.clock().instant();
         ImportMetrics m = importMetrics;
         try {
-            ImportSummary summary = importer.importStores(stores, sink);
+            ImportSummary summary = pass.get();
             lastSummary = summary;
             lastError = null;
             if (m != null) {
-                m.imported(started, summary);
+                m.imported(started, summary, whole);
             }
             if (summary.events() > 0 || summary.filesRead() > 0) {
                 if (summaryShownElsewhere) {
@@ -187,6 +243,8 @@ public final class ComputerAgent {
         if (scheduler == null) {
             return;
         }
+        watcher.close();
+        watcher = null;
         scheduler.shutdown();
         try {
             if (!scheduler.awaitTermination(60, TimeUnit.SECONDS)) {

@@ -47,11 +47,28 @@ final class ImportMetrics {
                 .description("seconds since the newest successful import started").baseUnit("seconds").register(registry);
     }
 
-    /** One successful import that started at {@code started}. */
+    /** One successful import of every store that started at {@code started}. */
     void imported(Instant started, ImportSummary summary) {
-        lastGoodStart = started;
+        imported(started, summary, true);
+    }
+
+    /**
+     * One successful import that started at {@code started}: of every store ({@code whole}), or of the files a watch
+     * saw change, which counts files, lines and events but leaves the gauges (transcripts, skipped files, lag) as the
+     * last whole import set them: it looked at only some files.
+     */
+    void imported(Instant started, ImportSummary summary, boolean whole) {
         for (ImportSummary.Store s : summary.stores()) {
             counter(FILES_READ, "agent", s.agent(), "changed transcripts the importer read").increment(s.read());
+        }
+        Counter.builder(LINES_SKIPPED).description("malformed transcript lines the importer left out").register(registry)
+                .increment(summary.skippedLines().size());
+        Counter.builder(EVENTS).description("events the importer wrote to the log").register(registry).increment(summary.events());
+        if (!whole) {
+            return;
+        }
+        lastGoodStart = started;
+        for (ImportSummary.Store s : summary.stores()) {
             transcripts.computeIfAbsent(s.agent(), a -> {
                 AtomicLong n = new AtomicLong();
                 Gauge.builder(TRANSCRIPTS, n, AtomicLong::get).tag("agent", a)
@@ -71,9 +88,6 @@ final class ImportMetrics {
                 }).set(n);
             }
         });
-        Counter.builder(LINES_SKIPPED).description("malformed transcript lines the importer left out").register(registry)
-                .increment(summary.skippedLines().size());
-        Counter.builder(EVENTS).description("events the importer wrote to the log").register(registry).increment(summary.events());
     }
 
     /** One failed import. */

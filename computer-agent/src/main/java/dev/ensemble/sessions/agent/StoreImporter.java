@@ -130,9 +130,29 @@ public final class StoreImporter {
      * @throws UncheckedIOException when the state file cannot be written
      */
     public synchronized ImportSummary importStores(AgentStores stores, EventSink sink) {
+        return importPass(stores, null, sink);
+    }
+
+    /**
+     * Imports what changed in the given files only (paths under the folders of {@code stores}, as a file watcher
+     * reports them: new, grown, or gone), as {@link #importStores} would: each is read from where the last import
+     * left it, a gone one is forgotten (and its session marked gone), nothing else is looked at. Claude Code and
+     * Codex transcripts are looked at one by one; a change in another agent's store has that whole store looked
+     * at (its unchanged files are still not read). Files outside every store are ignored. The summary counts only
+     * what this import did, and lists only the stores it looked at.
+     *
+     * @param changed the files that changed (not folders)
+     */
+    public synchronized ImportSummary importChanged(AgentStores stores, java.util.Collection<Path> changed, EventSink sink) {
+        Set<Path> scope = new HashSet<>();
+        changed.forEach(p -> scope.add(p.toAbsolutePath().normalize()));
+        return importPass(stores, scope, sink);
+    }
+
+    private ImportSummary importPass(AgentStores stores, Set<Path> scope, EventSink sink) {
         ImportState st = loadState();
         try {
-            Pass pass = new Pass(st, sink);
+            Pass pass = new Pass(st, sink, scope);
             ImportSummary summary = pass.run(stores);
             progress.onDone(summary);
             return summary;
@@ -213,21 +233,38 @@ public final class StoreImporter {
         /** Store folders that could not be read this time: their transcripts are not taken for gone. */
         private final Set<String> unreadableRoots = new HashSet<>();
         private final List<Candidate> found = new ArrayList<>();
+        /** The changed files this import is limited to (absolute, normalized), or null to look at every store. */
+        private final Set<Path> scope;
+        /** The store folders (root keys) looked at whole: a transcript of theirs not found is gone. */
+        private final Set<String> wholeRoots = new HashSet<>();
 
-        Pass(ImportState st, EventSink sink) {
+        Pass(ImportState st, EventSink sink, Set<Path> scope) {
             this.st = st;
             this.sink = sink;
+            this.scope = scope;
         }
 
         ImportSummary run(AgentStores agentStores) {
             for (Map.Entry<String, Path> store : agentStores.all()) {
                 String agent = store.getKey();
                 Path root = store.getValue();
+                List<Path> inScope = null;
+                if (scope != null) {
+                    Path abs = root.toAbsolutePath().normalize();
+                    inScope = scope.stream().filter(p -> p.startsWith(abs)).toList();
+                    if (inScope.isEmpty()) {
+                        continue; // nothing changed in this store
+                    }
+                    root = abs;
+                }
                 ImportSummary.Store report = store(agent, root);
                 int before = found.size();
                 int skippedBefore = skipped.size();
                 try {
-                    AgentDiscovery.discover(agent, root, found, skipped);
+                    if (inScope == null || !AgentDiscovery.discoverFiles(agent, root, inScope, found, skipped)) {
+                        AgentDiscovery.discover(agent, root, found, skipped);
+                        wholeRoots.add(rootKey(root));
+                    }
                 } catch (IOException | RuntimeException e) {
                     unreadableRoots.add(rootKey(root));
                     report.unreadable = firstLine(e.getMessage() == null ? e.toString() : e.getMessage());
@@ -587,8 +624,16 @@ public final class StoreImporter {
             List<String> roots = new ArrayList<>();
             agentStores.all().forEach(e -> roots.add(rootKey(e.getValue())));
             List<String> vanished = new ArrayList<>();
+            if (scope != null) {
+                roots.retainAll(wholeRoots);
+            }
             for (String k : st.files.keySet()) {
-                if (!present.contains(k)) {
+                if (!present.contains(k) && scope != null && inScope(k)) {
+                    // a changed file that is not there: gone, when its store is
+                    agentStores.all().stream().map(e -> rootKey(e.getValue())).filter(r -> k.startsWith(r + File.separator))
+                            .findFirst().filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
+                            .ifPresent(root -> vanished.add(k));
+                } else if (!present.contains(k)) {
                     roots.stream().filter(r -> k.startsWith(r + File.separator)).findFirst()
                             .filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
                             .ifPresent(root -> vanished.add(k));
@@ -618,6 +663,17 @@ public final class StoreImporter {
                 sent++;
                 gone++;
             }
+        }
+
+        /** Whether the transcript of state key {@code k} is a changed file of this import, or under a changed (gone) folder. */
+        private boolean inScope(String k) {
+            for (Path p : scope) {
+                String s = p.toString();
+                if (k.equals(s) || k.startsWith(s + File.separator)) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /** The prompts of the Codex session {@code id} (a fork's parent), from its rollout among those found. */

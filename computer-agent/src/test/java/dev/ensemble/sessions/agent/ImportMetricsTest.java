@@ -76,4 +76,25 @@ class ImportMetricsTest {
         assertThat(r.get(ImportMetrics.FILES_SKIPPED).tags("kind", "not a transcript").gauge().value())
                 .as("none left out by the newest import").isZero();
     }
+
+    @Test
+    void anImportOfTheFilesAWatchSawChangeCountsButLeavesTheGaugesOfTheLastWholeImport() {
+        SimpleMeterRegistry r = new SimpleMeterRegistry();
+        Moving clock = new Moving();
+        ImportMetrics m = new ImportMetrics(r, clock);
+        Instant whole = clock.now;
+        m.imported(whole, summary(3, 6, 40));
+
+        clock.now = whole.plusSeconds(10);
+        ImportSummary changed = new ImportSummary(1, 1, 0, 2, 1, List.of(), 0, 0, List.of(
+                new ImportSummary.Store("claude-code", Path.of("/c"), true, 1, 1, 1, 1, 0, null)));
+        m.imported(clock.now, changed, false);
+
+        assertThat(r.get(ImportMetrics.FILES_READ).tags("agent", "claude-code").counter().count()).isEqualTo(4.0);
+        assertThat(r.get(ImportMetrics.EVENTS).counter().count()).isEqualTo(42.0);
+        assertThat(r.get(ImportMetrics.TRANSCRIPTS).tags("agent", "claude-code").gauge().value())
+                .as("the whole import's, not the one file looked at").isEqualTo(6.0);
+        assertThat(r.get(ImportMetrics.FILES_SKIPPED).tags("kind", "not a transcript").gauge().value()).isEqualTo(1.0);
+        assertThat(r.get(ImportMetrics.LAG).gauge().value()).as("since the whole import").isEqualTo(10.0);
+    }
 }

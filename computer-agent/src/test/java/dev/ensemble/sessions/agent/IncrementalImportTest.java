@@ -306,6 +306,41 @@ class IncrementalImportTest {
         assertThat(stores.importAll(stores.importer()).events()).isEmpty();
     }
 
+    @Test
+    void importChangedReadsOnlyTheGivenFilesAndForgetsAGivenFileThatIsGone() throws Exception {
+        Stores stores = Stores.withFixtures(tmp);
+        StoreImporter importer = stores.importer();
+        stores.importAll(importer);
+        Path grown = stores.claudeFile("-home-ana-my-app", A + ".jsonl");
+        Path other = stores.claudeFile("-home-ana-auth", "12345678-1111-4111-8111-000000000008.jsonl");
+        Path gone = stores.claudeFile("-srv-big", "ffffffff-1111-4111-8111-000000000006.jsonl");
+        Files.writeString(grown, prompt(A, "a-p3", "Ship it"), StandardOpenOption.APPEND);
+        Files.writeString(other, prompt("12345678-1111-4111-8111-000000000008", "o-p9", "Not asked for"),
+                StandardOpenOption.APPEND);
+        Files.delete(gone);
+        AgentStores agentStores = AgentStores.of(List.of(stores.claude), List.of(stores.codex));
+
+        Stores.ListSink sink = new Stores.ListSink();
+        ImportSummary summary = importer.importChanged(agentStores, List.of(grown, gone, tmp.resolve("elsewhere.jsonl")), sink);
+        Imported got = new Imported(summary, sink.events);
+
+        assertThat(got.claims()).extracting(RunClaimed::getRunId).containsExactly("claude-code:" + A + ":a-p3");
+        assertThat(got.payloads(EngineEvent.class)).filteredOn(EngineEvent::getTranscriptGone)
+                .extracting(EngineEvent::getAgentSessionId).containsExactly("ffffffff-1111-4111-8111-000000000006");
+        assertThat(summary.filesRead()).isEqualTo(1);
+        // the file not given is read by the next whole import, and nothing is sent twice
+        Imported next = stores.importAll(importer);
+        assertThat(next.claims()).extracting(RunClaimed::getRunId)
+                .containsExactly("claude-code:12345678-1111-4111-8111-000000000008:o-p9");
+        assertThat(next.ids()).doesNotContainAnyElementsOf(got.ids());
+    }
+
+    /** A Claude Code prompt line. */
+    static String prompt(String sessionId, String uuid, String text) {
+        return "{\"type\":\"user\",\"sessionId\":\"" + sessionId + "\",\"cwd\":\"/home/ana/my-app\",\"uuid\":\"" + uuid
+                + "\",\"timestamp\":\"2026-03-01T11:59:30.000Z\",\"message\":{\"role\":\"user\",\"content\":\"" + text + "\"}}\n";
+    }
+
     static int nthLineEnd(byte[] bytes, int n) {
         int seen = 0;
         for (int i = 0; i < bytes.length; i++) {

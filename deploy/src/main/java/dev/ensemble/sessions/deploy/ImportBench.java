@@ -1,6 +1,13 @@
 package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.agent.AgentStores;
+import dev.ensemble.sessions.agent.ComputerAgent;
+import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.events.RunClaimed;
+import dev.ensemble.sessions.schema.Topics;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import dev.ensemble.sessions.agent.ImportConfig;
 import dev.ensemble.sessions.agent.ImportSummary;
 import dev.ensemble.sessions.agent.KafkaEventSink;
@@ -31,7 +38,8 @@ import java.util.stream.Stream;
  * real transcripts with new session ids and folders), against ccusage 20.0.24 ({@code ccusage session --json},
  * installed with npm into a temporary folder) reading the same store in the same run. Prints a Markdown table of
  * medians: the first import (into a fresh embedded broker, as {@code up} does), a restart with nothing new, and
- * ccusage cold and warm, with the ratio of the first import to ccusage cold.
+ * ccusage cold and warm, with the ratio of the first import to ccusage cold; then how soon a prompt appended to a
+ * transcript while the computer agent runs is in the event log (its {@code RunClaimed}), median of {@code --prompts}.
  */
 @Command(name = "import", mixinStandardHelpOptions = true,
         description = "Times the computer agent's import of a generated Claude Code store against ccusage reading the same store.")
@@ -49,6 +57,9 @@ final class ImportBench implements Callable<Integer> {
 
     @Option(names = "--no-ccusage", description = "do not install and run ccusage")
     boolean noCcusage;
+
+    @Option(names = "--prompts", defaultValue = "7", description = "new prompts appended while the agent runs, to time how soon each is in the log (default ${DEFAULT-VALUE})")
+    int prompts;
 
     @Override
     public Integer call() throws Exception {
@@ -74,6 +85,7 @@ final class ImportBench implements Callable<Integer> {
 
         List<Double> first = new ArrayList<>();
         List<Double> restart = new ArrayList<>();
+        List<Double> promptDelays = new ArrayList<>();
         List<CpuSplit> cpu = new ArrayList<>();
         ImportSummary summary = null;
         try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
@@ -100,6 +112,13 @@ final class ImportBench implements Callable<Integer> {
                 out.printf("run %d: first import %.2f s, restart %.2f s; CPU of the first import: %s%n", i + 1,
                         first.get(i), restart.get(i), cpu.get(i));
             }
+            if (prompts > 0) {
+                ImportConfig config = new ImportConfig("bench", "bench-" + (runs - 1), Clock.systemUTC(),
+                        dir.resolve("state-" + (runs - 1) + ".json"));
+                promptDelays = newPromptDelays(kafka.bootstrapServers(), client, config, stores, prompts);
+                out.printf("new prompts in the log after: %s s%n", promptDelays.stream()
+                        .map(d -> String.format("%.3f", d)).collect(java.util.stream.Collectors.joining(", ")));
+            }
         }
         out.println(summary);
         out.println();
@@ -110,9 +129,84 @@ final class ImportBench implements Callable<Integer> {
         out.printf("| %,d sessions, %,.0f MB | %.2f s | %.2f s | %s | %s |%n", sessions, bytes / 1e6, median(first),
                 median(restart), cc, ratio);
         out.printf("(medians of %d runs; %d cores)%n", runs, Runtime.getRuntime().availableProcessors());
+        if (!promptDelays.isEmpty()) {
+            out.println();
+            out.println("| new prompt: appended to a transcript → its run claimed in the log (the agent running, polling every 10 min) | median | slowest |");
+            out.println("|---|---:|---:|");
+            out.printf("| median of %d prompts | %.3f s | %.3f s |%n", promptDelays.size(), median(promptDelays),
+                    Collections.max(promptDelays));
+        }
         out.println("CPU of the first import (medians): " + CpuSplit.median(cpu));
         BenchCommand.deleteQuietly(dir);
         return 0;
+    }
+
+    /**
+     * Starts a {@link ComputerAgent} on the imported store (its state file says everything is imported) with a
+     * 10-minute poll, so that only its watch of the store can be in time; then, {@code n} times, appends a prompt
+     * line to a transcript (another one each time) and waits for that prompt's {@code RunClaimed} in the event log.
+     *
+     * @return seconds from each append to the event being read from the log
+     */
+    static List<Double> newPromptDelays(String bootstrap, java.util.Map<String, Object> client, ImportConfig config,
+                                        AgentStores stores, int n) throws IOException {
+        List<Path> transcripts;
+        try (Stream<Path> s = Files.walk(stores.claude().get(0), 2)) {
+            transcripts = s.filter(p -> p.getFileName().toString().endsWith(".jsonl")).sorted().toList();
+        }
+        ComputerAgent agent = new ComputerAgent(bootstrap, config, stores, Duration.ofMinutes(10),
+                dev.ensemble.sessions.agent.ImportProgress.NONE).withClientProperties(client);
+        java.util.Map<String, Object> consumerConfig = new java.util.HashMap<>(KafkaClients.config(bootstrap, client));
+        consumerConfig.put("group.id", "bench-import-prompts");
+        List<Double> delays = new ArrayList<>();
+        try (KafkaConsumer<String, Event> consumer = new KafkaConsumer<>(consumerConfig,
+                Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer())) {
+            List<TopicPartition> partitions = consumer.partitionsFor(Topics.EVENTS.name()).stream()
+                    .map(i -> new TopicPartition(i.topic(), i.partition())).toList();
+            consumer.assign(partitions);
+            agent.start();
+            long until = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+            while (agent.lastSummary() == null && agent.lastError() == null && System.nanoTime() < until) {
+                sleep(50); // its first import: nothing new
+            }
+            consumer.seekToEnd(partitions);
+            partitions.forEach(consumer::position);
+            for (int i = 0; i < n; i++) {
+                Path file = transcripts.get(i % transcripts.size());
+                String session = file.getFileName().toString().replace(".jsonl", "");
+                String uuid = UUID.randomUUID().toString();
+                String line = "{\"type\":\"user\",\"sessionId\":\"" + session + "\",\"cwd\":\"/bench/prompts\",\"uuid\":\""
+                        + uuid + "\",\"timestamp\":\"" + java.time.Instant.now() + "\",\"message\":{\"role\":\"user\","
+                        + "\"content\":\"bench prompt " + i + "\"}}\n";
+                String runId = "claude-code:" + session + ":" + uuid;
+                long t0 = System.nanoTime();
+                Files.writeString(file, line, StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+                long deadline = t0 + TimeUnit.MINUTES.toNanos(2);
+                boolean seen = false;
+                while (!seen && System.nanoTime() < deadline) {
+                    for (ConsumerRecord<String, Event> r : consumer.poll(Duration.ofMillis(20))) {
+                        seen |= r.value().getPayload() instanceof RunClaimed c && c.getRunId().equals(runId);
+                    }
+                }
+                if (!seen) {
+                    throw new IllegalStateException("the prompt appended to " + file + " was not in the log after 2 minutes");
+                }
+                delays.add((System.nanoTime() - t0) / 1e9);
+                sleep(300); // apart, as a person types
+            }
+        } finally {
+            agent.stop();
+        }
+        return delays;
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
     }
 
     /**

@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code bench import} on a tiny generated store, without ccusage: it imports into its embedded broker (which takes
- * SASL clients only), prints the table and the CPU split, and removes its folder.
+ * SASL clients only), prints the table and the CPU split, times new prompts reaching the log while the computer agent
+ * runs, and removes its folder.
  */
 class ImportBenchTest {
     static final String ID = "11111111-2222-4333-8444-555555555555";
@@ -41,7 +42,7 @@ class ImportBenchTest {
         int exit;
         try {
             System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-            exit = new CommandLine(new ImportBench()).execute("--sessions", "3", "--runs", "1", "--no-ccusage",
+            exit = new CommandLine(new ImportBench()).execute("--sessions", "3", "--runs", "1", "--no-ccusage", "--prompts", "3",
                     "--source", source.toString());
         } finally {
             System.setOut(before);
@@ -52,6 +53,7 @@ class ImportBenchTest {
         assertThat(out).contains("imported 3 sessions, 3 runs, 3 engine events from 3 files");
         assertThat(out).containsPattern("\\| 3 sessions, 0 MB \\| [0-9.]+ s \\| [0-9.]+ s \\| not run \\| - \\|");
         assertThat(out).containsPattern("CPU of the first import \\(medians\\): [0-9.]+ CPU-s: importer [0-9.]+ \\(");
+        assertThat(out).containsPattern("\\| median of 3 prompts \\| [0-9.]+ s \\| [0-9.]+ s \\|");
         Matcher generated = Pattern.compile("generated 3 sessions .* in (\\S+)/claude").matcher(out);
         assertThat(generated.find()).as(out).isTrue();
         assertThat(Path.of(generated.group(1))).doesNotExist();
