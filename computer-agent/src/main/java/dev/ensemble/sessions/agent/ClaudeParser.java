@@ -66,10 +66,29 @@ final class ClaudeParser extends SessionParser {
         this.sessionHolding = sessionHolding;
     }
 
-    /** Whether a parsed line is one of Claude Code's transcript lines. */
+    /** Whether a line is one of Claude Code's transcript lines. */
+    static boolean recognizes(ClaudeLine line) {
+        return line.hasSessionId || (line.type != null && KNOWN_TYPES.contains(line.type));
+    }
+
+    /** {@link #recognizes(ClaudeLine)} of a line read as a tree. */
     static boolean recognizes(JsonNode line) {
-        JsonNode type = line.get("type");
-        return line.has("sessionId") || (type != null && type.isTextual() && KNOWN_TYPES.contains(type.asText()));
+        return recognizes(ClaudeLine.of(line));
+    }
+
+    /** {@link #promptText(ClaudeLine)} of a line read as a tree. */
+    static String promptText(JsonNode line) {
+        return promptText(ClaudeLine.of(line));
+    }
+
+    /** {@link #command(ClaudeLine)} of a line read as a tree. */
+    static String command(JsonNode line) {
+        return command(ClaudeLine.of(line));
+    }
+
+    /** {@link #isLocalOutput(ClaudeLine)} of a line read as a tree. */
+    static boolean isLocalOutput(JsonNode line) {
+        return isLocalOutput(ClaudeLine.of(line));
     }
 
     /** The context window of {@code model} (tokens), or null for a model that is not Claude's or not known. */
@@ -97,21 +116,25 @@ final class ClaudeParser extends SessionParser {
 
     @Override
     void line(JsonNode line, long lineNo) {
+        line(ClaudeLine.of(line), lineNo);
+    }
+
+    /** Reads one line's fields ({@code lineNo} counted from 1), as {@link LeanJson#readClaude} gives them. */
+    void line(ClaudeLine line, long lineNo) {
         if (!recognizes(line)) {
             return;
         }
         s.recognized = true;
-        if (line.path("isSidechain").asBoolean(false)) {
+        if (line.sidechain) {
             s.sidechainSeen = true;
             return;
         }
-        String type = text(line, "type");
-        String sid = text(line, "sessionId");
+        String type = line.type;
+        String sid = line.sessionId;
         if (sid != null && s.sessionId == null && !"summary".equals(type)) {
             s.sessionId = sid;
         }
-        String cwd = text(line, "cwd");
-        cwd(cwd);
+        cwd(line.cwd);
         if ("user".equals(type)) {
             user(line, lineNo);
         } else if ("assistant".equals(type)) {
@@ -120,14 +143,14 @@ final class ClaudeParser extends SessionParser {
         // summary lines were read before (see StoreImporter); system, snapshot and queue lines carry no run data
     }
 
-    private void user(JsonNode line, long lineNo) {
-        long at = time(line);
-        String uuid = text(line, "uuid");
+    private void user(ClaudeLine line, long lineNo) {
+        long at = time(line.timestamp);
+        String uuid = line.uuid;
         String key = uuid != null ? uuid : "line-" + lineNo;
         String prompt = promptText(line);
         if (prompt != null) {
             s.command = null;
-            prompt(key, at, prompt, hasImage(line), text(line, "cwd"));
+            prompt(key, at, prompt, hasImage(line), line.cwd);
             return;
         }
         String command = command(line);
@@ -136,11 +159,11 @@ final class ClaudeParser extends SessionParser {
             c.key = key;
             c.at = at;
             c.text = command;
-            c.cwd = text(line, "cwd");
+            c.cwd = line.cwd;
             s.command = c;
         } else if (isLocalOutput(line)) {
             s.command = null; // the command was a local one: its output came, no reply
-        } else if (!line.path("isMeta").asBoolean(false)) {
+        } else if (!line.meta) {
             // tool results and interruption markers are part of the turn; meta lines (caveats, a command's
             // expanded text) and local commands are not
             touch(at);
@@ -149,11 +172,11 @@ final class ClaudeParser extends SessionParser {
     }
 
     /** {@code /name args} when {@code line} is a slash command line ({@code <command-name>} wrapper), else null. */
-    static String command(JsonNode line) {
-        if (line.path("isMeta").asBoolean(false)) {
+    static String command(ClaudeLine line) {
+        if (line.meta) {
             return null;
         }
-        String text = plainText(line.path("message").get("content"));
+        String text = plainText(line);
         if (text == null || !(text.strip().startsWith("<command-name>") || text.strip().startsWith("<command-message>"))) {
             return null;
         }
@@ -167,101 +190,95 @@ final class ClaudeParser extends SessionParser {
         return (n.startsWith("/") ? n : "/" + n) + (a.isEmpty() ? "" : " " + a);
     }
 
-    static boolean isLocalOutput(JsonNode line) {
-        String text = plainText(line.path("message").get("content"));
+    /** Whether a {@code user} line is a local command's output (the command before it was no prompt). */
+    static boolean isLocalOutput(ClaudeLine line) {
+        String text = plainText(line);
         return text != null && (text.strip().startsWith("<local-command-stdout>") || text.strip().startsWith("<local-command-stderr>"));
     }
 
     /** The text of a user message's content (a string, or its text blocks joined), or null. */
-    private static String plainText(JsonNode content) {
-        if (content == null) {
-            return null;
-        }
-        if (content.isTextual()) {
-            return content.asText();
+    private static String plainText(ClaudeLine line) {
+        if (line.contentText != null) {
+            return line.contentText;
         }
         StringBuilder b = new StringBuilder();
-        for (JsonNode block : content) {
-            if ("text".equals(text(block, "type")) && text(block, "text") != null) {
-                b.append(b.length() > 0 ? "\n" : "").append(text(block, "text"));
+        for (ClaudeLine.Block block : line.blocks) {
+            if ("text".equals(block.type()) && block.text() != null) {
+                b.append(b.length() > 0 ? "\n" : "").append(block.text());
             }
         }
         return b.length() == 0 ? null : b.toString();
     }
 
-    private void assistant(JsonNode line, long lineNo) {
-        long at = time(line);
+    private void assistant(ClaudeLine line, long lineNo) {
+        long at = time(line.timestamp);
         ImportState.Command command = s.command;
         if (command != null) {
             s.command = null; // the agent replies to the slash command: it was a prompt
             prompt(command.key, command.at, command.text, false, command.cwd);
         }
-        JsonNode message = line.path("message");
-        String model = text(message, "model");
+        String model = line.model;
         boolean synthetic = "<synthetic>".equals(model);
         if (!synthetic) {
             model(model);
         }
         touch(at);
         StringBuilder text = new StringBuilder();
-        for (JsonNode block : message.path("content")) {
-            String kind = text(block, "type");
+        for (ClaudeLine.Block block : line.blocks) {
+            String kind = block.type();
             if ("text".equals(kind)) {
-                String t = text(block, "text");
+                String t = block.text();
                 if (t != null) {
                     text.append(text.length() > 0 ? "\n" : "").append(t);
                 }
-            } else if ("tool_use".equals(kind) && EDIT_TOOLS.contains(text(block, "name"))) {
-                JsonNode input = block.path("input");
-                String path = text(input, "file_path");
-                fileChanged(path != null ? path : text(input, "notebook_path"));
+            } else if ("tool_use".equals(kind) && EDIT_TOOLS.contains(block.name())) {
+                String path = block.filePath();
+                fileChanged(path != null ? path : block.notebookPath());
             }
         }
-        if (message.path("content").isTextual()) {
-            text.append(message.path("content").asText());
+        if (line.contentText != null) {
+            text.append(line.contentText);
         }
         assistantText(text.toString());
-        ended("end_turn".equals(text(message, "stop_reason")));
-        JsonNode usage = message.get("usage");
-        if (usage != null && usage.isObject() && !synthetic) {
-            long input = count(usage, "input_tokens");
-            long used = input + count(usage, "cache_read_input_tokens") + count(usage, "cache_creation_input_tokens");
-            String id = text(message, "id");
+        ended("end_turn".equals(line.stopReason));
+        if (line.hasUsage && !synthetic) {
+            long input = orZero(line.inputTokens);
+            long used = input + orZero(line.cacheReadInputTokens) + orZero(line.cacheCreationInputTokens);
+            String id = line.id;
             if (id == null) {
-                id = text(line, "uuid");
+                id = line.uuid;
             }
             // a run's tokens count every input token the model read, cached or not, as Codex's input_tokens do
-            reply(id != null ? id : "line-" + lineNo, at, used, count(usage, "output_tokens"), used,
+            reply(id != null ? id : "line-" + lineNo, at, used, orZero(line.outputTokens), used,
                     window(model, used), model);
         }
     }
 
+    private static long orZero(Long n) {
+        return n == null ? 0L : n;
+    }
+
     /** The prompt's text when {@code line} is a real prompt, else null. */
-    static String promptText(JsonNode line) {
-        if (line.path("isMeta").asBoolean(false) || line.path("isCompactSummary").asBoolean(false)
-                || line.path("isVisibleInTranscriptOnly").asBoolean(false) || line.has("toolUseResult")) {
+    static String promptText(ClaudeLine line) {
+        if (line.meta || line.compactSummary || line.visibleInTranscriptOnly || line.hasToolUseResult) {
             return null;
         }
-        JsonNode message = line.path("message");
-        String role = text(message, "role");
+        String role = line.role;
         if (role != null && !role.equals("user")) {
             return null;
         }
-        JsonNode content = message.get("content");
         String text;
         boolean image = false;
-        if (content == null) {
-            return null;
-        } else if (content.isTextual()) {
-            text = content.asText();
-        } else if (content.isArray()) {
+        if (line.contentText != null) {
+            text = line.contentText;
+        } else if (line.contentArray) {
             StringBuilder b = new StringBuilder();
-            for (JsonNode block : content) {
-                String kind = text(block, "type");
+            for (ClaudeLine.Block block : line.blocks) {
+                String kind = block.type();
                 if ("tool_result".equals(kind)) {
                     return null;
-                } else if ("text".equals(kind) && text(block, "text") != null) {
-                    b.append(b.length() > 0 ? "\n" : "").append(text(block, "text"));
+                } else if ("text".equals(kind) && block.text() != null) {
+                    b.append(b.length() > 0 ? "\n" : "").append(block.text());
                 } else if ("image".equals(kind)) {
                     image = true;
                 }
@@ -282,9 +299,9 @@ final class ClaudeParser extends SessionParser {
         return text;
     }
 
-    private static boolean hasImage(JsonNode line) {
-        for (JsonNode block : line.path("message").path("content")) {
-            if ("image".equals(text(block, "type"))) {
+    private static boolean hasImage(ClaudeLine line) {
+        for (ClaudeLine.Block block : line.blocks) {
+            if ("image".equals(block.type())) {
                 return true;
             }
         }
@@ -310,9 +327,9 @@ final class ClaudeParser extends SessionParser {
     }
 
     /** Notes the leafUuid of a summary line read before the first run was claimed. */
-    void summaryLeaf(JsonNode line) {
-        if ("summary".equals(text(line, "type"))) {
-            String leaf = text(line, "leafUuid");
+    void summaryLeaf(ClaudeLine line) {
+        if ("summary".equals(line.type)) {
+            String leaf = line.leafUuid;
             if (leaf != null && !s.leafUuids.contains(leaf)) {
                 s.leafUuids.add(leaf);
             }

@@ -86,6 +86,264 @@ final class LeanJson {
         return n;
     }
 
+    // ---- fields read straight from the bytes, no tree (ClaudeLine)
+
+    private static byte[][] keys(String... names) {
+        byte[][] k = new byte[names.length][];
+        for (int i = 0; i < names.length; i++) {
+            k[i] = names[i].getBytes(StandardCharsets.UTF_8);
+        }
+        return k;
+    }
+
+    private static final byte[][] CLAUDE_ROOT = keys("type", "sessionId", "cwd", "uuid", "timestamp", "leafUuid",
+            "isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "toolUseResult", "message");
+    private static final byte[][] CLAUDE_MESSAGE = keys("role", "model", "id", "stop_reason", "content", "usage");
+    private static final byte[][] CLAUDE_BLOCK = keys("type", "text", "name", "input");
+    private static final byte[][] CLAUDE_INPUT = keys("file_path", "notebook_path");
+    private static final byte[][] CLAUDE_USAGE = keys("input_tokens", "cache_read_input_tokens",
+            "cache_creation_input_tokens", "output_tokens");
+
+    /**
+     * Reads the fields {@link ClaudeLine} holds from one line into {@code out}, passing over every other value
+     * (its structure checked, nothing decoded or built), as strict as {@link #read} about what is JSON.
+     *
+     * @return false when the line is a JSON value other than an object ({@code out} untouched)
+     * @throws IOException when it is not JSON
+     */
+    static boolean readClaude(byte[] buf, int off, int len, ClaudeLine out) throws IOException {
+        LeanJson p = new LeanJson(buf, off, len);
+        p.start();
+        boolean object = p.peek() == '{';
+        if (object) {
+            p.claudeRoot(out);
+        } else {
+            p.skipValue();
+        }
+        p.finish();
+        return object;
+    }
+
+    /** Passes over a byte order mark and white space before the line's value. */
+    private void start() throws IOException {
+        if (end - pos >= 3 && b[pos] == (byte) 0xEF && b[pos + 1] == (byte) 0xBB && b[pos + 2] == (byte) 0xBF) {
+            pos += 3; // a UTF-8 byte order mark, as a file's first line may start with
+        }
+        ws();
+        if (pos >= end) {
+            throw new IOException("no JSON value");
+        }
+    }
+
+    /** Checks that nothing but white space follows the line's value. */
+    private void finish() throws IOException {
+        ws();
+        if (pos < end) {
+            throw error("more than one JSON value on the line");
+        }
+    }
+
+    /**
+     * The field name at {@code pos} as its index in {@code keys} (-1 for another name), with the {@code :} and
+     * white space after it passed over. A name without escapes is compared as bytes, not decoded.
+     */
+    private int key(byte[][] keys) throws IOException {
+        if (peek() != '"') {
+            throw error("expected a field name");
+        }
+        int start = pos + 1;
+        int i = special(start);
+        int found = -1;
+        if (i < end && b[i] == '"') {
+            int len = i - start;
+            for (int k = 0; k < keys.length; k++) {
+                if (keys[k].length == len && java.util.Arrays.equals(b, start, i, keys[k], 0, len)) {
+                    found = k;
+                    break;
+                }
+            }
+            pos = i + 1;
+        } else {
+            String name = string();
+            for (int k = 0; k < keys.length; k++) {
+                if (name.equals(new String(keys[k], StandardCharsets.UTF_8))) {
+                    found = k;
+                    break;
+                }
+            }
+        }
+        ws();
+        expect(':');
+        ws();
+        return found;
+    }
+
+    /** The string value at {@code pos}, or null (the value passed over) when it is not a string. */
+    private String text() throws IOException {
+        if (peek() == '"') {
+            return string();
+        }
+        skipValue();
+        return null;
+    }
+
+    /** The number at {@code pos} as a long ({@code JsonNode.asLong()}), or null (passed over) when it is not one. */
+    private Long count() throws IOException {
+        byte c = peek();
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            return number().asLong();
+        }
+        skipValue();
+        return null;
+    }
+
+    /** The value at {@code pos} as {@code JsonNode.asBoolean(false)} gives it, passed over. */
+    private boolean flag() throws IOException {
+        byte c = peek();
+        if (c == 't' || c == 'f') {
+            literal(c == 't' ? "true" : "false");
+            return c == 't';
+        }
+        if (c == '"') {
+            return NODES.textNode(string()).asBoolean(false);
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            return number().asBoolean(false);
+        }
+        skipValue();
+        return false;
+    }
+
+    private void claudeRoot(ClaudeLine l) throws IOException {
+        if (!open('}')) {
+            return;
+        }
+        do {
+            switch (key(CLAUDE_ROOT)) {
+                case 0 -> l.type = text();
+                case 1 -> {
+                    l.hasSessionId = true;
+                    l.sessionId = text();
+                }
+                case 2 -> l.cwd = text();
+                case 3 -> l.uuid = text();
+                case 4 -> l.timestamp = text();
+                case 5 -> l.leafUuid = text();
+                case 6 -> l.sidechain = flag();
+                case 7 -> l.meta = flag();
+                case 8 -> l.compactSummary = flag();
+                case 9 -> l.visibleInTranscriptOnly = flag();
+                case 10 -> {
+                    l.hasToolUseResult = true;
+                    skipValue();
+                }
+                case 11 -> claudeMessage(l);
+                default -> skipValue();
+            }
+        } while (next('}'));
+    }
+
+    private void claudeMessage(ClaudeLine l) throws IOException {
+        l.clearMessage();
+        if (peek() != '{') {
+            skipValue();
+            return;
+        }
+        l.hasMessage = true;
+        if (!open('}')) {
+            return;
+        }
+        do {
+            switch (key(CLAUDE_MESSAGE)) {
+                case 0 -> l.role = text();
+                case 1 -> l.model = text();
+                case 2 -> l.id = text();
+                case 3 -> l.stopReason = text();
+                case 4 -> claudeContent(l);
+                case 5 -> claudeUsage(l);
+                default -> skipValue();
+            }
+        } while (next('}'));
+    }
+
+    private void claudeContent(ClaudeLine l) throws IOException {
+        l.contentText = null;
+        l.contentArray = false;
+        l.blocks.clear();
+        byte c = peek();
+        if (c == '"') {
+            l.contentText = string();
+        } else if (c == '[') {
+            l.contentArray = true;
+            if (open(']')) {
+                do {
+                    if (peek() == '{') {
+                        l.blocks.add(claudeBlock());
+                    } else {
+                        skipValue();
+                    }
+                } while (next(']'));
+            }
+        } else {
+            skipValue();
+        }
+    }
+
+    private ClaudeLine.Block claudeBlock() throws IOException {
+        String type = null;
+        String text = null;
+        String name = null;
+        String filePath = null;
+        String notebookPath = null;
+        if (open('}')) {
+            do {
+                switch (key(CLAUDE_BLOCK)) {
+                    case 0 -> type = text();
+                    case 1 -> text = text();
+                    case 2 -> name = text();
+                    case 3 -> {
+                        filePath = null;
+                        notebookPath = null;
+                        if (peek() != '{') {
+                            skipValue();
+                        } else if (open('}')) {
+                            do {
+                                switch (key(CLAUDE_INPUT)) {
+                                    case 0 -> filePath = text();
+                                    case 1 -> notebookPath = text();
+                                    default -> skipValue();
+                                }
+                            } while (next('}'));
+                        }
+                    }
+                    default -> skipValue();
+                }
+            } while (next('}'));
+        }
+        return new ClaudeLine.Block(type, text, name, filePath, notebookPath);
+    }
+
+    private void claudeUsage(ClaudeLine l) throws IOException {
+        l.clearUsage();
+        if (peek() != '{') {
+            skipValue();
+            return;
+        }
+        l.hasUsage = true;
+        if (!open('}')) {
+            return;
+        }
+        do {
+            switch (key(CLAUDE_USAGE)) {
+                case 0 -> l.inputTokens = count();
+                case 1 -> l.cacheReadInputTokens = count();
+                case 2 -> l.cacheCreationInputTokens = count();
+                case 3 -> l.outputTokens = count();
+                default -> skipValue();
+            }
+        } while (next('}'));
+    }
+
     private IOException error(String what) {
         return new IOException(what + " at byte " + pos);
     }

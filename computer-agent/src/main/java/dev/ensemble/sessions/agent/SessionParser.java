@@ -97,10 +97,14 @@ abstract class SessionParser {
 
     /** A line's time (epoch ms) from its ISO-8601 {@code timestamp}; a line without one has the previous line's. */
     long time(JsonNode line) {
-        JsonNode ts = line.get("timestamp");
-        if (ts != null && ts.isTextual()) {
+        return time(text(line, "timestamp"));
+    }
+
+    /** The time (epoch ms) of a line whose {@code timestamp} is {@code ts} (null: none; see {@link #time(JsonNode)}). */
+    long time(String ts) {
+        if (ts != null) {
             try {
-                long at = epochMillis(ts.asText());
+                long at = epochMillis(ts);
                 s.lastAt = at;
                 return at;
             } catch (DateTimeParseException e) {

@@ -470,9 +470,14 @@ public final class StoreImporter {
                     try {
                         readLines(c.path(), from, c.size(), fs.lines, 64 << 10, (bytes, off, len, lineNo) -> {
                             if (contains(bytes, off, len, LEAF_UUID)) {
-                                JsonNode n = lean(bytes, off, len);
-                                if (n != null && n.isObject()) {
-                                    claude.summaryLeaf(n);
+                                ClaudeLine l;
+                                try {
+                                    l = ClaudeLine.read(bytes, off, len);
+                                } catch (IOException e) {
+                                    l = null; // the main pass reports it as a malformed line
+                                }
+                                if (l != null) {
+                                    claude.summaryLeaf(l);
                                 }
                             } else if (contains(bytes, off, len, TYPE_USER) || contains(bytes, off, len, TYPE_ASSISTANT)) {
                                 throw new ConversationBegun();
@@ -482,7 +487,28 @@ public final class StoreImporter {
                         // the rest is read by the main pass
                     }
                 }
-                if (c.format() == Format.LINES) {
+                if (c.format() == Format.LINES && parser instanceof ClaudeParser claude) {
+                    // no tree: the fields the parser reads, straight from the bytes
+                    long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
+                        if (isBlank(bytes, off, len)) {
+                            return;
+                        }
+                        ClaudeLine l;
+                        try {
+                            l = ClaudeLine.read(bytes, off, len);
+                        } catch (IOException e) {
+                            malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + firstLine(e.getMessage())));
+                            return;
+                        }
+                        if (l == null) {
+                            malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": not a JSON object"));
+                            return;
+                        }
+                        claude.line(l, lineNo);
+                    });
+                    fs.offset = end[0];
+                    fs.lines = end[1];
+                } else if (c.format() == Format.LINES) {
                     long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
                         if (isBlank(bytes, off, len)) {
                             return;

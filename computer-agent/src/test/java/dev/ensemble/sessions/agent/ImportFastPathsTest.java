@@ -58,6 +58,67 @@ class ImportFastPathsTest {
         assertThat(lines).isGreaterThan(1_000);
     }
 
+    private static final com.fasterxml.jackson.databind.ObjectMapper JACKSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    /**
+     * The fields read straight from the bytes ({@link ClaudeLine#read}, no tree) are those of Jackson's whole tree of
+     * the line, for every line of the real transcripts (every agent's, so every kind of object is tried); a line
+     * Jackson refuses is refused, a value other than an object is not a line.
+     */
+    @Test
+    void everyLineOfTheRealTranscriptsGivesTheClaudeFieldsOfJacksonsTree() throws IOException {
+        Path data = SharedData.require("data/agent-stores");
+        List<Path> files;
+        try (Stream<Path> s = Files.walk(data)) {
+            files = s.filter(p -> p.toString().endsWith(".jsonl")).sorted().toList();
+        }
+        int lines = 0;
+        for (Path f : files) {
+            for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
+                if (!line.isBlank()) {
+                    sameClaudeFields(line, f + ": " + abbreviate(line));
+                    lines++;
+                }
+            }
+        }
+        assertThat(lines).isGreaterThan(1_000);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+            "{}", "[]", "\"text\"", "42", "{\"type\":\"user\",\"type\":7}", "{\"sessionId\":null}",
+            "{\"isMeta\":\"true\",\"isSidechain\":1,\"isCompactSummary\":0,\"isVisibleInTranscriptOnly\":\" true \"}",
+            "{\"isMeta\":2.5,\"isSidechain\":[true],\"toolUseResult\":null}",
+            "{\"message\":\"hi\"}", "{\"message\":{\"content\":null}}", "{\"message\":{\"content\":{\"type\":\"text\"}}}",
+            "{\"message\":{\"role\":\"user\",\"content\":\"a\"},\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"b\"}]}}",
+            "{\"message\":{\"content\":[\"x\",1,{\"type\":\"tool_use\",\"name\":\"Edit\",\"input\":{\"file_path\":\"/a\",\"old\":\"q\"}},"
+                    + "{\"type\":\"tool_use\",\"input\":[1],\"name\":9},{\"type\":\"text\",\"text\":{\"x\":1}}]}}",
+            "{\"message\":{\"usage\":{\"input_tokens\":1.9,\"output_tokens\":\"5\",\"cache_read_input_tokens\":99999999999999999999,"
+                    + "\"cache_creation_input_tokens\":-3},\"usage\":{\"input_tokens\":7}}}",
+            "{\"message\":{\"usage\":[]}}", "{\"u\\u0075id\":\"escaped name\",\"\\u0074ype\":\"user\"}",
+            "\uFEFF{\"type\":\"summary\",\"leafUuid\":\"l1\"}"
+    })
+    void theClaudeFieldsOfJacksonsTree(String json) throws IOException {
+        sameClaudeFields(json, json);
+    }
+
+    private static void sameClaudeFields(String line, String what) throws IOException {
+        byte[] b = line.getBytes(StandardCharsets.UTF_8);
+        JsonNode tree;
+        try {
+            tree = JACKSON.readTree(line.startsWith("\uFEFF") ? line.substring(1) : line);
+        } catch (IOException e) {
+            assertThatThrownBy(() -> ClaudeLine.read(b, 0, b.length)).as(what).isInstanceOf(IOException.class);
+            return;
+        }
+        ClaudeLine got = ClaudeLine.read(b, 0, b.length);
+        if (!tree.isObject()) {
+            assertThat(got).as(what).isNull();
+        } else {
+            assertThat(got).as(what).isEqualTo(ClaudeLine.of(tree));
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {
             "{}", "[]", "{\"a\":[]}", " { \"a\" : 1 , \"b\" : [ true , false , null ] } ",
@@ -115,6 +176,7 @@ class ImportFastPathsTest {
     void whatIsNotJsonIsRefused(String json) {
         byte[] b = json.getBytes(StandardCharsets.UTF_8);
         assertThatThrownBy(() -> LeanJson.read(b)).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> ClaudeLine.read(b, 0, b.length)).isInstanceOf(IOException.class);
     }
 
     @Test
