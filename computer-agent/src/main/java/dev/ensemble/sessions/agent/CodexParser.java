@@ -94,12 +94,12 @@ final class CodexParser extends SessionParser {
         return s.forkedFrom;
     }
 
-    /** Whether a parsed line is one of a Codex rollout's lines (current or early format). */
-    static boolean recognizes(JsonNode line, long lineNo) {
-        String type = text(line, "type");
-        return (type != null && (KNOWN_TYPES.contains(type) || BARE_ITEMS.contains(type) && !line.has("payload")))
-                || line.has("record_type")
-                || (lineNo == 1 && type == null && line.has("id") && line.has("timestamp"));
+    /** Whether a line is one of a Codex rollout's lines (current or early format). */
+    static boolean recognizes(CodexLine line, long lineNo) {
+        String type = line.root.type;
+        return (type != null && (KNOWN_TYPES.contains(type) || BARE_ITEMS.contains(type) && !line.hasPayload))
+                || line.hasRecordType
+                || (lineNo == 1 && type == null && line.hasId && line.hasTimestamp);
     }
 
     @Override
@@ -114,19 +114,24 @@ final class CodexParser extends SessionParser {
 
     @Override
     void line(JsonNode line, long lineNo) {
+        line(CodexLine.of(line), lineNo);
+    }
+
+    /** Reads one line's fields ({@code lineNo} counted from 1), as {@link LeanJson#readCodex} gives them. */
+    void line(CodexLine line, long lineNo) {
         if (!recognizes(line, lineNo)) {
             return;
         }
         s.recognized = true;
-        String type = text(line, "type");
-        JsonNode payload = line.path("payload");
-        if (type == null && line.has("id") && !line.has("record_type")) {
+        String type = line.root.type;
+        CodexLine.Fields payload = line.payload;
+        if (type == null && line.hasId && !line.hasRecordType) {
             type = "session_meta"; // early format: the first line is the session
-            payload = line;
+            payload = line.root;
             s.bare = true;
-        } else if (type != null && BARE_ITEMS.contains(type) && !line.has("payload")) {
+        } else if (type != null && BARE_ITEMS.contains(type) && !line.hasPayload) {
             type = "response_item";
-            payload = line;
+            payload = line.root;
             s.bare = true;
         } else if (type == null) {
             return; // early format's {"record_type": "state"} lines
@@ -134,8 +139,8 @@ final class CodexParser extends SessionParser {
         if (s.subAgent) {
             return; // a sub-agent's thread: nothing in it is this computer's session
         }
-        long at = time(line);
-        boolean userMessage = "event_msg".equals(type) && "user_message".equals(text(payload, "type"));
+        long at = time(line.timestamp);
+        boolean userMessage = "event_msg".equals(type) && "user_message".equals(payload.type);
         if (s.command != null && !userMessage) {
             // a user message item no user_message event followed (rollouts before those events): the prompt
             ImportState.Command c = s.command;
@@ -145,9 +150,8 @@ final class CodexParser extends SessionParser {
         switch (type) {
             case "session_meta" -> sessionMeta(payload);
             case "turn_context" -> {
-                String cwd = text(payload, "cwd");
-                cwd(cwd);
-                model(text(payload, "model"));
+                cwd(payload.cwd);
+                model(payload.model);
             }
             case "event_msg" -> event(payload, at, lineNo);
             case "response_item" -> item(payload, at);
@@ -157,62 +161,58 @@ final class CodexParser extends SessionParser {
         }
     }
 
-    private void sessionMeta(JsonNode meta) {
-        String id = text(meta, "id");
+    private void sessionMeta(CodexLine.Fields meta) {
+        String id = meta.id;
         if (id != null && s.sessionId == null) {
             s.sessionId = id;
         } else if (id != null && !id.equals(s.sessionId)) {
             return; // a later session_meta names the session this one was forked from
         }
-        String cwd = text(meta, "cwd");
-        cwd(cwd);
-        String forkedFrom = text(meta, "forked_from_id");
+        cwd(meta.cwd);
+        String forkedFrom = meta.forkedFromId;
         if (forkedFrom != null && !forkedFrom.isBlank() && s.forkedFrom == null && s.prompts == 0) {
             s.forkedFrom = forkedFrom;
             s.replayed = new ArrayList<>(promptsOf.apply(forkedFrom));
         }
-        JsonNode source = meta.get("source");
-        if (source != null && source.isObject() && source.has("subagent")) {
+        if (meta.subAgentSource) {
             s.subAgent = true;
             s.sidechainSeen = true;
         }
     }
 
-    private void event(JsonNode p, long at, long lineNo) {
-        String kind = text(p, "type");
+    private void event(CodexLine.Fields p, long at, long lineNo) {
+        String kind = p.type;
         if (kind == null) {
             return;
         }
         switch (kind) {
             case "task_started" -> {
-                Long window = number(p, "model_context_window");
+                Long window = p.modelContextWindow;
                 if (window != null) {
                     s.window = window;
                 }
             }
             case "token_count" -> {
-                JsonNode info = p.get("info");
-                if (info == null || !info.isObject()) {
+                if (!p.hasInfo) {
                     return;
                 }
-                Long window = number(info, "model_context_window");
+                Long window = p.infoModelContextWindow;
                 if (window != null) {
                     s.window = window;
                 }
-                JsonNode last = info.path("last_token_usage");
-                Long used = number(last, "input_tokens");
+                Long used = p.lastInputTokens;
                 touch(at);
-                reply("line-" + lineNo, at, count(last, "input_tokens"), count(last, "output_tokens"), used,
-                        s.window, s.model);
+                reply("line-" + lineNo, at, used == null ? 0L : used,
+                        p.lastOutputTokens == null ? 0L : p.lastOutputTokens, used, s.window, s.model);
             }
             case "task_complete", "turn_aborted" -> {
                 touch(at);
-                assistantText(text(p, "last_agent_message"));
+                assistantText(p.lastAgentMessage);
                 ended(true);
             }
             case "agent_message" -> {
                 touch(at);
-                assistantText(text(p, "message"));
+                assistantText(p.message);
             }
             case "user_message" -> {
                 if (s.bare) {
@@ -220,8 +220,8 @@ final class CodexParser extends SessionParser {
                 }
                 long when = s.command != null ? s.command.at : at; // the user message item it repeats, if any
                 s.command = null;
-                String text = text(p, "message");
-                boolean image = p.path("images").size() > 0 || p.path("local_images").size() > 0;
+                String text = p.message;
+                boolean image = p.images > 0 || p.localImages > 0;
                 text = text == null ? "" : text;
                 String stripped = text.strip();
                 if (stripped.isEmpty() && !image || NOT_PROMPTS.stream().anyMatch(stripped::startsWith)) {
@@ -233,10 +233,10 @@ final class CodexParser extends SessionParser {
         }
     }
 
-    private void item(JsonNode p, long at) {
-        String kind = text(p, "type");
+    private void item(CodexLine.Fields p, long at) {
+        String kind = p.type;
         if ("message".equals(kind)) {
-            String role = text(p, "role");
+            String role = p.role;
             String text = content(p);
             if ("user".equals(role)) {
                 String stripped = text.strip();
@@ -261,8 +261,8 @@ final class CodexParser extends SessionParser {
                 return; // developer and system messages
             }
             assistantText(text);
-        } else if ("custom_tool_call".equals(kind) && "apply_patch".equals(text(p, "name"))) {
-            patch(text(p, "input"));
+        } else if ("custom_tool_call".equals(kind) && "apply_patch".equals(p.name)) {
+            patch(p.input);
         } else if ("function_call".equals(kind) || "local_shell_call".equals(kind)) {
             patch(patchOf(p));
         }
@@ -271,12 +271,11 @@ final class CodexParser extends SessionParser {
     }
 
     /** The patch text of an apply_patch function call ({@code apply_patch} by name, or run through the shell). */
-    private static String patchOf(JsonNode call) {
-        JsonNode args = call.get("arguments");
-        JsonNode parsed = call.get("action");
-        if (args != null && args.isTextual()) {
+    private static String patchOf(CodexLine.Fields call) {
+        JsonNode parsed = call.action;
+        if (call.arguments != null) {
             try {
-                parsed = MAPPER.readTree(args.asText());
+                parsed = MAPPER.readTree(call.arguments);
             } catch (java.io.IOException e) {
                 return null; // arguments that are not JSON hold no patch we can read
             }
@@ -284,7 +283,7 @@ final class CodexParser extends SessionParser {
         if (parsed == null) {
             return null;
         }
-        if ("apply_patch".equals(text(call, "name"))) {
+        if ("apply_patch".equals(call.name)) {
             String input = text(parsed, "input");
             return input != null ? input : text(parsed, "patch");
         }
@@ -338,27 +337,23 @@ final class CodexParser extends SessionParser {
         return s.cwd.endsWith("/") ? s.cwd + rel : s.cwd + "/" + rel;
     }
 
-    private static String content(JsonNode message) {
-        JsonNode content = message.get("content");
-        if (content == null) {
-            return "";
-        }
-        if (content.isTextual()) {
-            return content.asText();
+    private static String content(CodexLine.Fields message) {
+        if (message.contentText != null) {
+            return message.contentText;
         }
         StringBuilder b = new StringBuilder();
-        for (JsonNode block : content) {
-            String kind = text(block, "type");
-            if (("input_text".equals(kind) || "output_text".equals(kind) || "text".equals(kind)) && text(block, "text") != null) {
-                b.append(b.length() > 0 ? "\n" : "").append(text(block, "text"));
+        for (CodexLine.Block block : message.blocks) {
+            String kind = block.type();
+            if (("input_text".equals(kind) || "output_text".equals(kind) || "text".equals(kind)) && block.text() != null) {
+                b.append(b.length() > 0 ? "\n" : "").append(block.text());
             }
         }
         return b.toString();
     }
 
-    private static boolean hasImage(JsonNode message) {
-        for (JsonNode block : message.path("content")) {
-            String kind = text(block, "type");
+    private static boolean hasImage(CodexLine.Fields message) {
+        for (CodexLine.Block block : message.blocks) {
+            String kind = block.type();
             if ("input_image".equals(kind) || "image".equals(kind)) {
                 return true;
             }

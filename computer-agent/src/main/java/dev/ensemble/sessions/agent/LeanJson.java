@@ -344,6 +344,218 @@ final class LeanJson {
         } while (next('}'));
     }
 
+    /** A payload's fields ({@link CodexLine.Fields}), then the line's own (root only). */
+    private static final byte[][] CODEX_FIELDS = keys("type", "id", "cwd", "forked_from_id", "model", "role", "name",
+            "input", "arguments", "action", "message", "last_agent_message", "model_context_window", "source", "info",
+            "images", "local_images", "content", "payload", "record_type", "timestamp");
+    private static final int CODEX_PAYLOAD = 18;
+    private static final byte[][] CODEX_INFO = keys("model_context_window", "last_token_usage");
+    private static final byte[][] CODEX_USAGE = keys("input_tokens", "output_tokens");
+    private static final byte[][] CODEX_BLOCK = keys("type", "text");
+    private static final byte[][] CODEX_SOURCE = keys("subagent");
+
+    /**
+     * Reads the fields {@link CodexLine} holds from one line into {@code out}, passing over every other value,
+     * as strict as {@link #read} about what is JSON.
+     *
+     * @return false when the line is a JSON value other than an object ({@code out} untouched)
+     * @throws IOException when it is not JSON
+     */
+    static boolean readCodex(byte[] buf, int off, int len, CodexLine out) throws IOException {
+        LeanJson p = new LeanJson(buf, off, len);
+        p.start();
+        boolean object = p.peek() == '{';
+        if (object) {
+            p.codexFields(out.root, out);
+        } else {
+            p.skipValue();
+        }
+        p.finish();
+        return object;
+    }
+
+    /** The object at {@code pos} into {@code f}; {@code line} is the line when it is the line's own object, else null. */
+    private void codexFields(CodexLine.Fields f, CodexLine line) throws IOException {
+        if (!open('}')) {
+            return;
+        }
+        do {
+            int k = key(CODEX_FIELDS);
+            if (k >= CODEX_PAYLOAD && line == null) {
+                k = -1; // payload, record_type and timestamp are the line's
+            }
+            switch (k) {
+                case 0 -> f.type = text();
+                case 1 -> {
+                    if (line != null) {
+                        line.hasId = true;
+                    }
+                    f.id = text();
+                }
+                case 2 -> f.cwd = text();
+                case 3 -> f.forkedFromId = text();
+                case 4 -> f.model = text();
+                case 5 -> f.role = text();
+                case 6 -> f.name = text();
+                case 7 -> f.input = text();
+                case 8 -> f.arguments = text();
+                case 9 -> f.action = value(Ctx.OTHER);
+                case 10 -> f.message = text();
+                case 11 -> f.lastAgentMessage = text();
+                case 12 -> f.modelContextWindow = count();
+                case 13 -> {
+                    f.subAgentSource = false;
+                    if (peek() != '{') {
+                        skipValue();
+                    } else if (open('}')) {
+                        do {
+                            if (key(CODEX_SOURCE) == 0) {
+                                f.subAgentSource = true;
+                            }
+                            skipValue();
+                        } while (next('}'));
+                    }
+                }
+                case 14 -> codexInfo(f);
+                case 15 -> f.images = items();
+                case 16 -> f.localImages = items();
+                case 17 -> codexContent(f);
+                case 18 -> {
+                    line.hasPayload = true;
+                    clear(line.payload);
+                    if (peek() == '{') {
+                        codexFields(line.payload, null);
+                    } else {
+                        skipValue();
+                    }
+                }
+                case 19 -> {
+                    line.hasRecordType = true;
+                    skipValue();
+                }
+                case 20 -> {
+                    line.hasTimestamp = true;
+                    line.timestamp = text();
+                }
+                default -> skipValue();
+            }
+        } while (next('}'));
+    }
+
+    /** Empties a payload's fields (a second {@code payload} field replaces the first). */
+    private static void clear(CodexLine.Fields f) {
+        f.type = null;
+        f.id = null;
+        f.cwd = null;
+        f.forkedFromId = null;
+        f.model = null;
+        f.role = null;
+        f.name = null;
+        f.input = null;
+        f.arguments = null;
+        f.action = null;
+        f.message = null;
+        f.lastAgentMessage = null;
+        f.modelContextWindow = null;
+        f.subAgentSource = false;
+        f.clearInfo();
+        f.images = 0;
+        f.localImages = 0;
+        f.contentText = null;
+        f.blocks.clear();
+    }
+
+    private void codexInfo(CodexLine.Fields f) throws IOException {
+        f.clearInfo();
+        if (peek() != '{') {
+            skipValue();
+            return;
+        }
+        f.hasInfo = true;
+        if (!open('}')) {
+            return;
+        }
+        do {
+            switch (key(CODEX_INFO)) {
+                case 0 -> f.infoModelContextWindow = count();
+                case 1 -> {
+                    f.lastInputTokens = null;
+                    f.lastOutputTokens = null;
+                    if (peek() != '{') {
+                        skipValue();
+                    } else if (open('}')) {
+                        do {
+                            switch (key(CODEX_USAGE)) {
+                                case 0 -> f.lastInputTokens = count();
+                                case 1 -> f.lastOutputTokens = count();
+                                default -> skipValue();
+                            }
+                        } while (next('}'));
+                    }
+                }
+                default -> skipValue();
+            }
+        } while (next('}'));
+    }
+
+    /** The number of items of the array (or distinct fields of the object) at {@code pos}, passed over; 0 for another value. */
+    private int items() throws IOException {
+        byte c = peek();
+        int n = 0;
+        if (c == '[') {
+            if (open(']')) {
+                do {
+                    skipValue();
+                    n++;
+                } while (next(']'));
+            }
+        } else if (c == '{') {
+            java.util.Set<String> names = new java.util.HashSet<>();
+            if (open('}')) {
+                do {
+                    names.add(fieldName(true));
+                    skipValue();
+                } while (next('}'));
+            }
+            n = names.size();
+        } else {
+            skipValue();
+        }
+        return n;
+    }
+
+    private void codexContent(CodexLine.Fields f) throws IOException {
+        f.contentText = null;
+        f.blocks.clear();
+        byte c = peek();
+        if (c == '"') {
+            f.contentText = string();
+        } else if (c == '[') {
+            if (open(']')) {
+                do {
+                    if (peek() != '{') {
+                        skipValue();
+                        continue;
+                    }
+                    String type = null;
+                    String text = null;
+                    if (open('}')) {
+                        do {
+                            switch (key(CODEX_BLOCK)) {
+                                case 0 -> type = text();
+                                case 1 -> text = text();
+                                default -> skipValue();
+                            }
+                        } while (next('}'));
+                    }
+                    f.blocks.add(new CodexLine.Block(type, text));
+                } while (next(']'));
+            }
+        } else {
+            skipValue();
+        }
+    }
+
     private IOException error(String what) {
         return new IOException(what + " at byte " + pos);
     }

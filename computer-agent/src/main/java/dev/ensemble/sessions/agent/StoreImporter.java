@@ -450,7 +450,6 @@ public final class StoreImporter {
             long from = fs.offset;
             SessionParser parser = parser(c, fs);
             List<Skip> malformed = new ArrayList<>();
-            boolean lean = ClaudeParser.AGENT.equals(c.agent()) || CodexParser.AGENT.equals(c.agent());
             try {
                 if (c.format() != Format.LINES) {
                     List<JsonNode> records = AgentDiscovery.records(c.format(), c.path(), c.root(), c.id());
@@ -487,44 +486,19 @@ public final class StoreImporter {
                         // the rest is read by the main pass
                     }
                 }
-                if (c.format() == Format.LINES && parser instanceof ClaudeParser claude) {
-                    // no tree: the fields the parser reads, straight from the bytes
+                if (c.format() == Format.LINES) {
+                    LineParse parse = lineParse(parser);
                     long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
                         if (isBlank(bytes, off, len)) {
                             return;
                         }
-                        ClaudeLine l;
                         try {
-                            l = ClaudeLine.read(bytes, off, len);
+                            if (!parse.line(bytes, off, len, lineNo)) {
+                                malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": not a JSON object"));
+                            }
                         } catch (IOException e) {
                             malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + firstLine(e.getMessage())));
-                            return;
                         }
-                        if (l == null) {
-                            malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": not a JSON object"));
-                            return;
-                        }
-                        claude.line(l, lineNo);
-                    });
-                    fs.offset = end[0];
-                    fs.lines = end[1];
-                } else if (c.format() == Format.LINES) {
-                    long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
-                        if (isBlank(bytes, off, len)) {
-                            return;
-                        }
-                        JsonNode n;
-                        try {
-                            n = lean ? LeanJson.read(bytes, off, len) : MAPPER.readTree(bytes, off, len);
-                        } catch (IOException e) {
-                            malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + firstLine(e.getMessage())));
-                            return;
-                        }
-                        if (n == null || !n.isObject()) {
-                            malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": not a JSON object"));
-                            return;
-                        }
-                        parser.line(n, lineNo);
                     });
                     fs.offset = end[0];
                     fs.lines = end[1];
@@ -764,6 +738,44 @@ public final class StoreImporter {
             }
             return index;
         }
+    }
+
+    /** Reads one line and hands it to a parser: false when it is JSON but not an object. */
+    @FunctionalInterface
+    private interface LineParse {
+        boolean line(byte[] bytes, int off, int len, long lineNo) throws IOException;
+    }
+
+    /**
+     * How {@code parser} gets its lines: Claude Code's and Codex's as the fields they read, straight from the bytes
+     * ({@link ClaudeLine}, {@link CodexLine}: no tree); the other agents' as Jackson trees.
+     */
+    private static LineParse lineParse(SessionParser parser) {
+        if (parser instanceof ClaudeParser claude) {
+            return (bytes, off, len, lineNo) -> {
+                ClaudeLine l = ClaudeLine.read(bytes, off, len);
+                if (l != null) {
+                    claude.line(l, lineNo);
+                }
+                return l != null;
+            };
+        }
+        if (parser instanceof CodexParser codex) {
+            return (bytes, off, len, lineNo) -> {
+                CodexLine l = CodexLine.read(bytes, off, len);
+                if (l != null) {
+                    codex.line(l, lineNo);
+                }
+                return l != null;
+            };
+        }
+        return (bytes, off, len, lineNo) -> {
+            JsonNode n = MAPPER.readTree(bytes, off, len);
+            if (n != null && n.isObject()) {
+                parser.line(n, lineNo);
+            }
+            return n != null && n.isObject();
+        };
     }
 
     static String rootKey(Path root) {

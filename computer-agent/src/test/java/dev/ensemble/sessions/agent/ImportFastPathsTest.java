@@ -77,6 +77,7 @@ class ImportFastPathsTest {
             for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
                 if (!line.isBlank()) {
                     sameClaudeFields(line, f + ": " + abbreviate(line));
+                    sameCodexFields(line, f + ": " + abbreviate(line));
                     lines++;
                 }
             }
@@ -100,6 +101,38 @@ class ImportFastPathsTest {
     })
     void theClaudeFieldsOfJacksonsTree(String json) throws IOException {
         sameClaudeFields(json, json);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+            "{}", "[]", "{\"id\":null,\"timestamp\":7}", "{\"type\":\"event_msg\",\"payload\":\"x\"}",
+            "{\"payload\":{\"type\":\"a\",\"timestamp\":\"inner\",\"payload\":{\"type\":\"b\"}},\"payload\":{\"role\":\"user\"}}",
+            "{\"type\":\"event_msg\",\"payload\":{\"type\":\"token_count\",\"info\":{\"model_context_window\":258400,"
+                    + "\"last_token_usage\":{\"input_tokens\":1.5,\"output_tokens\":\"2\"}}}}",
+            "{\"payload\":{\"info\":{\"last_token_usage\":[1]},\"images\":[1,[2],{}],\"local_images\":{\"a\":1,\"a\":2,\"b\":3}}}",
+            "{\"payload\":{\"source\":{\"subagent\":null},\"action\":{\"command\":[\"apply_patch\",\"*** Begin Patch\"],\"t\":1}}}",
+            "{\"payload\":{\"source\":\"cli\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"},\"s\",{\"text\":3}]}}",
+            "{\"type\":\"message\",\"role\":\"user\",\"content\":\"bare\",\"record_type\":null,\"output\":\"big\"}"
+    })
+    void theCodexFieldsOfJacksonsTree(String json) throws IOException {
+        sameCodexFields(json, json);
+    }
+
+    private static void sameCodexFields(String line, String what) throws IOException {
+        byte[] b = line.getBytes(StandardCharsets.UTF_8);
+        JsonNode tree;
+        try {
+            tree = JACKSON.readTree(line.startsWith("\uFEFF") ? line.substring(1) : line);
+        } catch (IOException e) {
+            assertThatThrownBy(() -> CodexLine.read(b, 0, b.length)).as(what).isInstanceOf(IOException.class);
+            return;
+        }
+        CodexLine got = CodexLine.read(b, 0, b.length);
+        if (!tree.isObject()) {
+            assertThat(got).as(what).isNull();
+        } else {
+            assertThat(got).as(what).isEqualTo(CodexLine.of(tree));
+        }
     }
 
     private static void sameClaudeFields(String line, String what) throws IOException {
@@ -177,6 +210,7 @@ class ImportFastPathsTest {
         byte[] b = json.getBytes(StandardCharsets.UTF_8);
         assertThatThrownBy(() -> LeanJson.read(b)).isInstanceOf(IOException.class);
         assertThatThrownBy(() -> ClaudeLine.read(b, 0, b.length)).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> CodexLine.read(b, 0, b.length)).isInstanceOf(IOException.class);
     }
 
     @Test
