@@ -86,6 +86,8 @@ public final class StoreImporter {
     private final EventFactory events;
     /** The state as last saved, or null to read it from the file. */
     private ImportState state;
+    /** Another importer's state file on this computer (only read), or null. */
+    private Path known;
 
     /** An importer with no progress listener. */
     public StoreImporter(ImportConfig config) {
@@ -96,6 +98,20 @@ public final class StoreImporter {
         this.config = config;
         this.progress = progress == null ? ImportProgress.NONE : progress;
         this.events = new EventFactory(config);
+    }
+
+    /**
+     * Takes the transcripts another importer on this computer has read (its state file, e.g. that of the agent
+     * {@code up} runs; only read, never written) as read as far as it read them, where this importer has not read
+     * as far: importing a folder the running system already imported then reads and sends only what it has not
+     * (and says so), instead of every transcript again with the same event ids. Only the transcripts under the
+     * stores of each import are taken; an unreadable or missing file is taken as none. Before the first import.
+     *
+     * @return this importer
+     */
+    public StoreImporter knowing(Path otherStateFile) {
+        this.known = otherStateFile;
+        return this;
     }
 
     /** Imports the Claude Code transcripts under {@code projectsDir} (a {@code ~/.claude/projects} folder). */
@@ -151,6 +167,9 @@ public final class StoreImporter {
 
     private ImportSummary importPass(AgentStores stores, Set<Path> scope, EventSink sink) {
         ImportState st = loadState();
+        if (known != null) {
+            takeKnown(st, stores);
+        }
         try {
             Pass pass = new Pass(st, sink, scope);
             ImportSummary summary = pass.run(stores);
@@ -160,6 +179,26 @@ public final class StoreImporter {
             state = null; // read what was last saved next time
             throw e;
         }
+    }
+
+    /** See {@link #knowing}: the other state's transcripts under {@code stores} where it read further. */
+    private void takeKnown(ImportState st, AgentStores stores) {
+        ImportState other;
+        try {
+            other = ImportState.load(known);
+        } catch (UncheckedIOException e) {
+            log.warn("{}; importing without it", e.getMessage());
+            return;
+        }
+        List<String> roots = stores.all().stream().map(e -> rootKey(e.getValue()) + File.separator).toList();
+        other.files.forEach((key, theirs) -> {
+            FileState mine = st.files.get(key);
+            if (roots.stream().anyMatch(key::startsWith) && (mine == null || mine.agent == null
+                    || mine.agent.equals(theirs.agent) && (mine.offset < theirs.offset
+                    || mine.offset == theirs.offset && mine.lines < theirs.lines))) {
+                st.files.put(key, theirs);
+            }
+        });
     }
 
     private ImportState loadState() {

@@ -335,6 +335,40 @@ class IncrementalImportTest {
         assertThat(next.ids()).doesNotContainAnyElementsOf(got.ids());
     }
 
+    /**
+     * A second importer (the {@code import} command's, with its own state file) given the first one's state reads
+     * only what the first did not: an already imported folder is not imported again as new runs.
+     */
+    @Test
+    void anImporterKnowingAnotherOnesStateImportsOnlyWhatThatOneHasNotRead() throws Exception {
+        Stores stores = Stores.withFixtures(tmp);
+        Imported first = stores.importAll(stores.importer());
+        assertThat(first.claims()).hasSizeGreaterThan(5);
+        Path grown = stores.claudeFile("-home-ana-my-app", A + ".jsonl");
+        Files.writeString(grown, prompt(A, "a-p3", "Ship it"), StandardOpenOption.APPEND);
+
+        Path cliState = tmp.resolve("cli/import-state-cli.json");
+        StoreImporter cli = new StoreImporter(new ImportConfig(Stores.ACCOUNT, Stores.COMPUTER, stores.clock, cliState))
+                .knowing(stores.stateFile);
+        Stores.ListSink sink = new Stores.ListSink();
+        ImportSummary summary = cli.importAll(List.of(stores.claude), List.of(stores.codex), sink);
+
+        assertThat(new Imported(summary, sink.events).claims()).extracting(RunClaimed::getRunId)
+                .containsExactly("claude-code:" + A + ":a-p3");
+        assertThat(summary.filesRead()).isEqualTo(1);
+        assertThat(summary.storeLines()).anySatisfy(line -> assertThat(line).startsWith("Claude Code (")
+                .endsWith(", imported 1 (1 new run)"));
+        // and again: nothing new
+        Stores.ListSink again = new Stores.ListSink();
+        assertThat(cli.importAll(List.of(stores.claude), List.of(stores.codex), again).filesRead()).isZero();
+        assertThat(again.events).isEmpty();
+        // without the other state, every transcript would be read again as new
+        Stores.ListSink blind = new Stores.ListSink();
+        new StoreImporter(new ImportConfig(Stores.ACCOUNT, Stores.COMPUTER, stores.clock, tmp.resolve("blind.json")))
+                .importAll(List.of(stores.claude), List.of(stores.codex), blind);
+        assertThat(new Imported(null, blind.events).claims()).hasSize(first.claims().size() + 1);
+    }
+
     /** A Claude Code prompt line. */
     static String prompt(String sessionId, String uuid, String text) {
         return "{\"type\":\"user\",\"sessionId\":\"" + sessionId + "\",\"cwd\":\"/home/ana/my-app\",\"uuid\":\"" + uuid

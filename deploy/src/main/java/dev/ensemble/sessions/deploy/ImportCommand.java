@@ -19,7 +19,8 @@ import java.util.concurrent.Callable;
  * {@code ensemble-sessions import DIR...}: imports agent stores into the running system (the one {@code up}
  * started with the same data folder). A folder is recognised as Claude Code's when it is a {@code .claude}
  * folder or a {@code projects} folder of one, and as Codex's when it is a {@code .codex} folder or a
- * {@code sessions} folder of one. Importing the same folder again sends only what changed.
+ * {@code sessions} folder of one. Importing the same folder again sends only what changed, and a folder the
+ * running system already imports (its own import state, only read) only what that import has not read.
  */
 @Command(name = "import", mixinStandardHelpOptions = true, description = "Import agent stores into a running system.")
 final class ImportCommand implements Callable<Integer> {
@@ -60,7 +61,9 @@ final class ImportCommand implements Callable<Integer> {
         ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
                 data.importState("import-state-cli.json"));
         try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers(), kafka.clientProperties())) {
-            new StoreImporter(config, new ImportProgressBar(System.out)).importAll(claude, codex, sink); // prints its summary line
+            // what the running system's own import (up's computer agent) read already is not read and sent again
+            new StoreImporter(config, new ImportProgressBar(System.out)).knowing(data.importState("import-state.json"))
+                    .importAll(claude, codex, sink); // prints its summary line
             sink.flush();
         }
         return 0;
