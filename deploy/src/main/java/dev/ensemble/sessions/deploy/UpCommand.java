@@ -82,7 +82,7 @@ final class UpCommand implements Callable<Integer> {
     @Option(names = "--account", description = "the local person's account (default: the user name)")
     String account;
 
-    @Option(names = "--poll-seconds", defaultValue = "5", description = "how often the importer looks for changed transcripts (default ${DEFAULT-VALUE})")
+    @Option(names = "--poll-seconds", defaultValue = "5", description = "how often the importer looks at every agent store (default ${DEFAULT-VALUE}); between polls it imports the transcripts a watch of the store folders saw change")
     int pollSeconds;
 
     @Option(names = "--no-clean-sessions", description = "turn the cleanup sweeps off (orchestration.cleanSessions=false); deletions you ask for still happen")
