@@ -38,7 +38,8 @@ import java.util.stream.Stream;
  * real transcripts with new session ids and folders), against ccusage 20.0.24 ({@code ccusage session --json},
  * installed with npm into a temporary folder) reading the same store in the same run. Prints a Markdown table of
  * medians: the first import (into a fresh embedded broker, as {@code up} does), a restart with nothing new, and
- * ccusage cold and warm, with the ratio of the first import to ccusage cold; then how soon a prompt appended to a
+ * ccusage cold and warm (run right before each import, so both meet the same load), with the ratio of the first
+ * import to ccusage cold, and each run's own ratio; then how soon a prompt appended to a
  * transcript while the computer agent runs is in the event log (its {@code RunClaimed}), median of {@code --prompts}.
  */
 @Command(name = "import", mixinStandardHelpOptions = true,
@@ -76,12 +77,6 @@ final class ImportBench implements Callable<Integer> {
         Path ccusage = noCcusage ? null : installCcusage(dir.resolve("npm"), out);
         List<Double> ccCold = new ArrayList<>();
         List<Double> ccWarm = new ArrayList<>();
-        if (ccusage != null) {
-            for (int i = 0; i < runs; i++) {
-                ccCold.add(runCcusage(ccusage, claudeHome, dir.resolve("npm-cache-" + i), true));
-                ccWarm.add(runCcusage(ccusage, claudeHome, dir.resolve("npm-cache-" + i), false));
-            }
-        }
 
         List<Double> first = new ArrayList<>();
         List<Double> restart = new ArrayList<>();
@@ -97,6 +92,11 @@ final class ImportBench implements Callable<Integer> {
             }
             AgentStores stores = AgentStores.of(List.of(claudeHome.resolve("projects")), List.of());
             for (int i = 0; i < runs; i++) {
+                if (ccusage != null) {
+                    // ccusage right before each import, so that both meet the same load on a shared machine
+                    ccCold.add(runCcusage(ccusage, claudeHome, dir.resolve("npm-cache-" + i), true));
+                    ccWarm.add(runCcusage(ccusage, claudeHome, dir.resolve("npm-cache-" + i), false));
+                }
                 Path state = dir.resolve("state-" + i + ".json");
                 ImportConfig config = new ImportConfig("bench", "bench-" + i, Clock.systemUTC(), state);
                 try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers(), client)) {
@@ -109,7 +109,8 @@ final class ImportBench implements Callable<Integer> {
                     new StoreImporter(config).importStores(stores, sink); // a restart: the state is read from its file
                     restart.add((System.nanoTime() - t1) / 1e9);
                 }
-                out.printf("run %d: first import %.2f s, restart %.2f s; CPU of the first import: %s%n", i + 1,
+                out.printf("run %d: %sfirst import %.2f s, restart %.2f s; CPU of the first import: %s%n", i + 1,
+                        ccusage == null ? "" : String.format("ccusage cold %.2f s, warm %.2f s; ", ccCold.get(i), ccWarm.get(i)),
                         first.get(i), restart.get(i), cpu.get(i));
             }
             if (prompts > 0) {
@@ -129,6 +130,14 @@ final class ImportBench implements Callable<Integer> {
         out.printf("| %,d sessions, %,.0f MB | %.2f s | %.2f s | %s | %s |%n", sessions, bytes / 1e6, median(first),
                 median(restart), cc, ratio);
         out.printf("(medians of %d runs; %d cores)%n", runs, Runtime.getRuntime().availableProcessors());
+        if (ccusage != null) {
+            List<Double> ratios = new ArrayList<>();
+            for (int i = 0; i < runs; i++) {
+                ratios.add(first.get(i) / ccCold.get(i));
+            }
+            out.printf("each run's first import / ccusage cold just before it: %s (median %.2f)%n", ratios.stream()
+                    .map(r -> String.format("%.2f", r)).collect(java.util.stream.Collectors.joining(", ")), median(ratios));
+        }
         if (!promptDelays.isEmpty()) {
             out.println();
             out.println("| new prompt: appended to a transcript → its run claimed in the log (the agent running, polling every 10 min) | median | slowest |");
