@@ -20,36 +20,32 @@ import java.util.List;
  *       is not claimed or its claim is parked ({@link SessionChainRules});</li>
  *   <li>{@link #facts()}: what the deletion workflow and the retirement rules read of the run (agent session ids,
  *       keepDays, nextRunAt, sourceRef, task, kind, claim time), folded by the event intake; null before its claim
- *       or first engine event.</li>
+ *       or first engine event;</li>
+ *   <li>{@link #progress()}: its status, times and end report ({@link RunProgress}), written by the chains from its
+ *       claim on; null before, and in a record written before runs had a progress of their own (then its session's
+ *       view holds it).</li>
  * </ul>
- * Mutable: a reader changes the record it read and puts it back. Its eventIds and facts are decoded when first asked
- * for, and written back as read when untouched.
+ * Each part is decoded when it is first asked for, and a part never asked for is written back as the bytes it was
+ * read from: the chains read a run's session and progress, the intake its eventIds and facts.
+ * Mutable: a reader changes the record it read and puts it back.
  */
 final class RunRecord {
     private String sessionId;
     private AppliedEvents.RunEventIds eventIds;
     private RunFacts facts;
-    /**
-     * The record's bytes as read, while a part is not decoded yet: an event about a run mostly needs its session alone
-     * (the chains) or its eventIds alone (the intake), so each part is decoded when it is first asked for, and an
-     * untouched part is written back as the bytes it was read from.
-     */
-    private final byte[] read;
-    private int idsAt = -1;
-    private int idsLength;
-    private int factsAt = -1;
+    private RunProgress progress;
+    /** The bytes read (version 2), and where each part not decoded yet lies in them (length -1: absent). */
+    private byte[] raw;
+    private int idsAt, idsLength = -1, factsAt, factsLength = -1, progressAt, progressLength = -1;
 
     RunRecord() {
-        this.eventIds = new AppliedEvents.RunEventIds();
-        this.read = null;
+        this(null, new AppliedEvents.RunEventIds(), null);
     }
 
-    private RunRecord(String sessionId, byte[] read, int idsAt, int idsLength, int factsAt) {
+    private RunRecord(String sessionId, AppliedEvents.RunEventIds eventIds, RunFacts facts) {
         this.sessionId = sessionId;
-        this.read = read;
-        this.idsAt = idsAt;
-        this.idsLength = idsLength;
-        this.factsAt = factsAt;
+        this.eventIds = eventIds;
+        this.facts = facts;
     }
 
     /** The run's session, or null while its claim is not applied. */
@@ -65,124 +61,91 @@ final class RunRecord {
     AppliedEvents.RunEventIds eventIds() {
         if (eventIds == null) {
             eventIds = AppliedEvents.RunEventIds.SERDE.deserializer().deserialize(null,
-                    java.util.Arrays.copyOfRange(read, idsAt, idsAt + idsLength));
-            idsAt = -1;
+                    java.util.Arrays.copyOfRange(raw, idsAt, idsAt + idsLength));
+            idsLength = -1;
         }
         return eventIds;
     }
 
     /** The run's facts, or null before its claim or first engine event. */
     RunFacts facts() {
-        if (factsAt >= 0) {
-            facts = decodeFacts(ByteBuffer.wrap(read, factsAt, read.length - factsAt));
-            factsAt = -1;
+        if (factsLength >= 0) {
+            facts = decodeFacts(ByteBuffer.wrap(raw, factsAt, factsLength));
+            factsLength = -1;
         }
         return facts;
     }
 
     void setFacts(RunFacts facts) {
         this.facts = facts;
-        this.factsAt = -1;
+        factsLength = -1;
+    }
+
+    /** The run's status, times and end report; null before the chains applied its claim, or in a record from before. */
+    RunProgress progress() {
+        if (progressLength >= 0) {
+            progress = RunProgress.decode(ByteBuffer.wrap(raw, progressAt, progressLength));
+            progressLength = -1;
+        }
+        return progress;
+    }
+
+    void setProgress(RunProgress progress) {
+        this.progress = progress;
+        progressLength = -1;
     }
 
     /**
-     * Its bytes in the store and changelog: a version byte (1), a byte of flags (1: a session id, 2: facts), the session
-     * id, the eventIds ({@link AppliedEvents.RunEventIds#SERDE}'s bytes, after their length), then the facts: run id,
-     * task id, sourceRef, kind, keepDays, nextRunAt, claimedAt, agent session ids. Strings as UTF-8 after their length
-     * (-1: null); times as epoch ms (ms precision, as the log's).
+     * Its bytes in the store and changelog: a version byte (2), a byte of flags (1: a session id, 2: facts, 4: progress),
+     * the session id, then each part after its length (an int): the eventIds ({@link AppliedEvents.RunEventIds#SERDE}'s
+     * bytes), the facts (run id, task id, sourceRef, kind, keepDays, nextRunAt, claimedAt, agent session ids), the
+     * progress ({@link RunProgress#encode}). Strings as UTF-8 after their length (-1: null); times as epoch ms (ms
+     * precision, as the log's). Version 1 (before progress; the facts without their length) is still read.
      */
     static final Serde<RunRecord> SERDE = StoreBytes.serde(RunRecord::encode, RunRecord::decode);
 
     private byte[] encode() {
-        boolean hasFacts = factsAt >= 0 || facts != null;
-        Out out;
-        if (idsAt >= 0) {
-            out = new Out(64 + idsLength);
-            head(out, hasFacts);
-            out.room(4 + idsLength);
-            out.b.putInt(idsLength).put(read, idsAt, idsLength);
+        boolean hasFacts = factsLength >= 0 || facts != null;
+        boolean hasProgress = progressLength >= 0 || progress != null;
+        Out out = new Out(128);
+        out.b.put((byte) 2).put((byte) ((sessionId != null ? 1 : 0) | (hasFacts ? 2 : 0) | (hasProgress ? 4 : 0)));
+        if (sessionId != null) {
+            out.string(sessionId);
+        }
+        if (eventIds == null) {
+            out.part(raw, idsAt, idsLength);
         } else {
             byte[] ids = AppliedEvents.RunEventIds.SERDE.serializer().serialize(null, eventIds);
-            out = new Out(64 + ids.length);
-            head(out, hasFacts);
-            out.room(4 + ids.length);
-            out.b.putInt(ids.length).put(ids);
+            out.part(ids, 0, ids.length);
         }
-        if (factsAt >= 0) {
-            out.room(read.length - factsAt);
-            out.b.put(read, factsAt, read.length - factsAt);
+        if (factsLength >= 0) {
+            out.part(raw, factsAt, factsLength);
         } else if (facts != null) {
-            RunFacts f = facts;
-            out.string(f.getRunId());
-            out.string(f.getTaskId());
-            out.string(f.getSourceRef());
-            out.string(f.getKind());
-            out.room(1 + 4 + 1 + 8 + 8 + 4);
-            out.b.put((byte) (f.getKeepDays() != null ? 1 : 0)).putInt(f.getKeepDays() == null ? 0 : f.getKeepDays());
-            out.b.put((byte) (f.getNextRunAt() != null ? 1 : 0)).putLong(f.getNextRunAt() == null ? 0 : f.getNextRunAt().toEpochMilli());
-            out.b.putLong(f.getClaimedAt().toEpochMilli());
-            out.b.putInt(f.getAgentSessionIds().size());
-            for (String id : f.getAgentSessionIds()) {
-                out.string(id);
-            }
+            Out f = new Out(64);
+            encodeFacts(facts, f);
+            out.part(f.b.array(), 0, f.b.position());
+        }
+        if (progressLength >= 0) {
+            out.part(raw, progressAt, progressLength);
+        } else if (progress != null) {
+            byte[] p = progress.encode();
+            out.part(p, 0, p.length);
         }
         return java.util.Arrays.copyOf(out.b.array(), out.b.position());
     }
 
-    private void head(Out out, boolean hasFacts) {
-        out.b.put((byte) 1).put((byte) ((sessionId != null ? 1 : 0) | (hasFacts ? 2 : 0)));
-        if (sessionId != null) {
-            out.string(sessionId);
-        }
-    }
-
-    /** Reads the flags and the session id; the eventIds and facts are decoded when first asked for. */
-    private static RunRecord decode(byte[] bytes) {
-        ByteBuffer b = StoreBytes.open(bytes, 1, "run record");
-        int flags = b.get();
-        String sessionId = (flags & 1) != 0 ? StoreBytes.string(b) : null;
-        int idsLength = b.getInt();
-        int idsAt = b.position();
-        int factsAt = (flags & 2) != 0 ? idsAt + idsLength : -1;
-        if (idsLength < 0 || idsAt + idsLength > bytes.length) {
-            throw new IllegalArgumentException("run record: eventIds of " + idsLength + " bytes in a record of " + bytes.length);
-        }
-        int end = factsAt >= 0 ? factsEnd(bytes, factsAt) : idsAt + idsLength;
-        if (end != bytes.length) {
-            throw new IllegalArgumentException("run record: " + (factsAt >= 0 ? "facts" : "eventIds") + " end at byte " + end
-                    + " of a record of " + bytes.length);
-        }
-        return new RunRecord(sessionId, bytes, idsAt, idsLength, factsAt);
-    }
-
-    /**
-     * Where the facts starting at {@code at} end, found from their lengths alone (nothing decoded), so that a damaged
-     * record fails when it is read, not later where its facts are first asked for.
-     */
-    private static int factsEnd(byte[] bytes, int at) {
-        try {
-            ByteBuffer b = ByteBuffer.wrap(bytes, at, bytes.length - at);
-            for (int i = 0; i < 4; i++) {
-                skipString(b); // run id, task id, sourceRef, kind
-            }
-            b.position(b.position() + 1 + 4 + 1 + 8 + 8); // keepDays, nextRunAt, claimedAt
-            int n = b.getInt();
-            if (n < 0) {
-                throw new IllegalArgumentException("run record: " + n + " agent session ids");
-            }
-            for (int i = 0; i < n; i++) {
-                skipString(b);
-            }
-            return b.position();
-        } catch (java.nio.BufferUnderflowException | IllegalArgumentException e) {
-            throw new IllegalArgumentException("run record: its facts are cut short (" + bytes.length + " bytes)", e);
-        }
-    }
-
-    private static void skipString(ByteBuffer b) {
-        int n = b.getInt();
-        if (n > 0) {
-            b.position(b.position() + n); // IllegalArgumentException past the end
+    private static void encodeFacts(RunFacts f, Out out) {
+        out.string(f.getRunId());
+        out.string(f.getTaskId());
+        out.string(f.getSourceRef());
+        out.string(f.getKind());
+        out.room(1 + 4 + 1 + 8 + 8 + 4);
+        out.b.put((byte) (f.getKeepDays() != null ? 1 : 0)).putInt(f.getKeepDays() == null ? 0 : f.getKeepDays());
+        out.b.put((byte) (f.getNextRunAt() != null ? 1 : 0)).putLong(f.getNextRunAt() == null ? 0 : f.getNextRunAt().toEpochMilli());
+        out.b.putLong(f.getClaimedAt().toEpochMilli());
+        out.b.putInt(f.getAgentSessionIds().size());
+        for (String id : f.getAgentSessionIds()) {
+            out.string(id);
         }
     }
 
@@ -207,6 +170,60 @@ final class RunRecord {
                 .setNextRunAt(nextRunAt).setAgentSessionIds(agentSessionIds).setClaimedAt(claimedAt).build();
     }
 
+    /**
+     * Reads the flags, the session id and where each part lies; the parts are decoded when first asked for. A record cut
+     * short or with bytes after its last part fails here, when it is read, not later where a part is first asked for.
+     */
+    private static RunRecord decode(byte[] bytes) {
+        if (bytes.length > 0 && bytes[0] == 1) {
+            return decodeVersion1(bytes);
+        }
+        try {
+            ByteBuffer b = StoreBytes.open(bytes, 2, "run record");
+            int flags = b.get();
+            RunRecord r = new RunRecord((flags & 1) != 0 ? StoreBytes.string(b) : null, null, null);
+            r.raw = bytes;
+            r.idsLength = b.getInt();
+            r.idsAt = part(b, r.idsLength, "eventIds");
+            if ((flags & 2) != 0) {
+                r.factsLength = b.getInt();
+                r.factsAt = part(b, r.factsLength, "facts");
+            }
+            if ((flags & 4) != 0) {
+                r.progressLength = b.getInt();
+                r.progressAt = part(b, r.progressLength, "progress");
+            }
+            if (b.hasRemaining()) {
+                throw new IllegalArgumentException("run record: " + b.remaining() + " bytes after its last part, in a record of " + bytes.length);
+            }
+            return r;
+        } catch (java.nio.BufferUnderflowException | IndexOutOfBoundsException e) {
+            throw new IllegalArgumentException("run record: cut short (" + bytes.length + " bytes)", e);
+        }
+    }
+
+    /** Where the part of {@code length} bytes at {@code b}'s position starts; {@code b} moves past it. */
+    private static int part(ByteBuffer b, int length, String what) {
+        int at = b.position();
+        if (length < 0 || length > b.remaining()) {
+            throw new IllegalArgumentException("run record: " + what + " of " + length + " bytes at byte " + at + " of a record of " + b.limit());
+        }
+        b.position(at + length);
+        return at;
+    }
+
+    /** A record written before runs had a progress of their own: decoded whole. */
+    private static RunRecord decodeVersion1(byte[] bytes) {
+        ByteBuffer b = StoreBytes.open(bytes, 1, "run record");
+        int flags = b.get();
+        String sessionId = (flags & 1) != 0 ? StoreBytes.string(b) : null;
+        byte[] ids = new byte[b.getInt()];
+        b.get(ids);
+        AppliedEvents.RunEventIds eventIds = AppliedEvents.RunEventIds.SERDE.deserializer().deserialize(null, ids);
+        RunFacts facts = (flags & 2) != 0 ? decodeFacts(b) : null;
+        return new RunRecord(sessionId, eventIds, facts);
+    }
+
     /** A growing buffer. */
     private static final class Out {
         ByteBuffer b;
@@ -221,6 +238,12 @@ final class RunRecord {
                 bigger.put(b.array(), 0, b.position());
                 b = bigger;
             }
+        }
+
+        /** {@code n} bytes of {@code from} at {@code at}, after their length. */
+        void part(byte[] from, int at, int n) {
+            room(4 + n);
+            b.putInt(n).put(from, at, n);
         }
 
         void string(String s) {

@@ -22,7 +22,7 @@ import java.util.List;
  * in the {@link StoreNames#PENDING_VIEWS} store, and a wall-clock punctuation forwards the newest view of each
  * marked session and clears the marks. The marks are a changelogged store, so a view changed before a commit
  * is forwarded after a crash too (exactly-once: the mark and the change commit together). Most events are
- * engine events that change only a session's fill; coalescing them is what keeps the views' topic and the
+ * engine events and status reports that change only a session's fill and a run's record; coalescing them is what keeps the views' topic and the
  * retirement rules off the per-event path. Input key: account. An invalid event (blank ids, an account with a
  * '/') never reaches it: the intake raises {@link dev.ensemble.sessions.schema.InvalidEventException} before any
  * state changes, and the processing exception handler sends it to the dead-letter topic.
@@ -38,6 +38,9 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     private KeyValueStore<String, String> taskSessions;
     private KeyValueStore<String, Long> pending;
     private long timestamp;
+    /** The run record read last in this event ({@link #runRecord}), and its key; none between events. */
+    private String heldRunKey;
+    private RunRecord heldRun;
     private final CatchUp catchUp = new CatchUp();
 
 
@@ -79,6 +82,8 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
             applied.add(e);
         }
         timestamp = record.timestamp();
+        heldRunKey = null; // the intake wrote the run's record since
+        heldRun = null;
         catchUp.processed(timestamp);
         SessionChainRules.apply(e, this, this::forward);
     }
@@ -89,7 +94,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
 
     @Override
     public SessionView session(String account, String sessionId) {
-        return sessions.get(account, sessionId);
+        return sessions.stored(account, sessionId);
     }
 
     @Override
@@ -108,21 +113,64 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         pending.put(Keys.of(account, sessionId), timestamp);
     }
 
+    /**
+     * The run's record under {@code key}, or null: read (decoded) once per event however many times the rules ask for the
+     * run's session and progress; every write goes through {@link #putRunRecord}, so what is held is what the store holds.
+     */
+    private RunRecord runRecord(String key) {
+        if (!key.equals(heldRunKey)) {
+            heldRun = runs.get(key);
+            heldRunKey = key;
+        }
+        return heldRun;
+    }
+
+    private void putRunRecord(String key, RunRecord r) {
+        runs.put(key, r);
+        heldRunKey = key;
+        heldRun = r;
+    }
+
     @Override
     public RunRef run(String account, String runId) {
-        RunRecord r = runs.get(Keys.of(account, runId));
+        RunRecord r = runRecord(Keys.of(account, runId));
         return r == null || r.sessionId() == null ? null : new RunRef(runId, r.sessionId());
     }
 
     @Override
-    public void putRun(String account, RunRef ref) {
+    public RunProgress progress(String account, String runId) {
+        RunRecord r = runRecord(Keys.of(account, runId));
+        RunProgress p = r.progress();
+        if (p != null) {
+            return p;
+        }
+        // a run claimed before runs had a progress of their own: its session's view holds it
+        for (dev.ensemble.sessions.views.RunView v : sessions.stored(account, r.sessionId()).getRuns()) {
+            if (v.getRunId().equals(runId)) {
+                return RunProgress.of(v);
+            }
+        }
+        throw new IllegalStateException("run " + runId + " is indexed to session " + r.sessionId() + " but not in it");
+    }
+
+    @Override
+    public void putRun(String account, RunRef ref, RunProgress progress) {
         String key = Keys.of(account, ref.getRunId());
-        RunRecord r = runs.get(key); // the intake wrote it with the claim's eventId
+        RunRecord r = runRecord(key); // the intake wrote it with the claim's eventId
         if (r == null) {
             r = new RunRecord();
         }
         r.setSessionId(ref.getSessionId());
-        runs.put(key, r);
+        r.setProgress(progress);
+        putRunRecord(key, r);
+    }
+
+    @Override
+    public void putProgress(String account, String runId, RunProgress progress) {
+        String key = Keys.of(account, runId);
+        RunRecord r = runRecord(key);
+        r.setProgress(progress);
+        putRunRecord(key, r);
     }
 
     @Override

@@ -79,13 +79,20 @@ public final class SessionChainRules {
             if (s != null && !s.getDeleted()) {
                 s.setDeleting(true);
                 s.setResumable(false);
+                SessionFill fill = state.fill(e.getAccount(), s.getSessionId());
+                boolean cancelled = false;
                 for (RunView r : s.getRuns()) {
-                    if (r.getStatus().equals(RunStatus.QUEUED.name())) {
-                        r.setStatus(RunStatus.CANCELLED.name());
-                        r.setEndedAt(e.getOccurredAt());
+                    RunProgress run = state.progress(e.getAccount(), r.getRunId());
+                    if (run.status().equals(RunStatus.QUEUED.name())) {
+                        state.putProgress(e.getAccount(), r.getRunId(), run.cancelled(RunStatus.CANCELLED.name(), e.getOccurredAt()));
+                        fill = fill.runStatus(RunStatus.QUEUED.name(), RunStatus.CANCELLED.name());
+                        cancelled = true;
                     }
                 }
                 save(s, state, emit);
+                if (cancelled) {
+                    state.putFill(e.getAccount(), s.getSessionId(), fill);
+                }
             }
         } else if (p instanceof TaskChanged tc) {
             for (String id : state.sessionsOfTask(e.getAccount(), tc.getTaskId())) {
@@ -121,6 +128,7 @@ public final class SessionChainRules {
             return; // a run is claimed once; a second claim of the same run id changes nothing
         }
         SessionView session;
+        SessionFill fill = SessionFill.started(e.getOccurredAt());
         String parent = rc.getContinueFromJobId();
         if (parent == null) {
             session = newSession(e, rc, rc.getContinuesSessionOf());
@@ -135,15 +143,16 @@ public final class SessionChainRules {
                 session = newSession(e, rc, parentSession.getSessionId());
             } else {
                 session = parentSession;
+                fill = state.fill(account, session.getSessionId());
             }
         }
-        boolean going = session.getRuns().stream().anyMatch(r -> isGoing(r.getStatus()));
+        String status = fill.going() ? RunStatus.QUEUED.name() : RunStatus.WORKING.name();
         RunView run = RunView.newBuilder()
                 .setRunId(rc.getRunId())
                 .setTaskId(rc.getTaskId())
                 .setTitle(rc.getTask() == null ? null : rc.getTask().getTitle())
                 .setComputerId(rc.getComputerId())
-                .setStatus(going ? RunStatus.QUEUED.name() : RunStatus.WORKING.name())
+                .setStatus(status) // as claimed: its progress is the run's own record's (RunProgress)
                 .setClaimedAt(e.getOccurredAt())
                 .setContinueFromJobId(parent)
                 .build();
@@ -167,8 +176,12 @@ public final class SessionChainRules {
         }
         firstAndLatest(session);
         touch(session, e.getOccurredAt());
-        state.putRun(account, new RunRef(rc.getRunId(), session.getSessionId()));
+        if (rc.getModel() != null && fill.model() != null) {
+            fill = fill.withoutModel(); // the claim's model is the newest: the stored view's holds until an engine event names one
+        }
+        state.putRun(account, new RunRef(rc.getRunId(), session.getSessionId()), RunProgress.claimed(status));
         save(session, state, emit);
+        state.putFill(account, session.getSessionId(), fill.runStatus(null, status).touched(e.getOccurredAt(), 0));
         for (Event parked : state.unpark(account, rc.getRunId())) {
             apply(parked, state, emit);
         }
@@ -199,15 +212,6 @@ public final class SessionChainRules {
         }
     }
 
-    private static SessionTaskView taskOfRun(SessionView s, String runId) {
-        for (SessionTaskView t : s.getTasks()) {
-            if (t.getRunIds().contains(runId)) {
-                return t;
-            }
-        }
-        return null;
-    }
-
     private static SessionView newSession(Event e, RunClaimed rc, String continuesSessionId) {
         return SessionView.newBuilder()
                 .setSessionId(rc.getRunId())
@@ -235,54 +239,48 @@ public final class SessionChainRules {
                 .build();
     }
 
+    /**
+     * A status report changes its run's progress ({@link RunProgress}, in the run's record) and its session's fill (the
+     * counts of going runs, the last active time, the changes counted in the sequence), never the stored
+     * {@link SessionView}: the session's status, files changed and latest reports follow from its runs when the view is
+     * assembled ({@link SessionAssembly}).
+     */
     private static void status(Event e, RunStatusChanged rs, ChainState state, Consumer<SessionView> emit) {
-        RunRef ref = state.run(e.getAccount(), rs.getRunId());
+        String account = e.getAccount();
+        RunRef ref = state.run(account, rs.getRunId());
         if (ref == null) {
-            state.park(e.getAccount(), rs.getRunId(), e);
+            state.park(account, rs.getRunId(), e);
             return;
         }
-        SessionView s = state.session(e.getAccount(), ref.getSessionId());
-        RunView run = runOf(s, rs.getRunId());
-        boolean ended = isEnded(run.getStatus());
-        boolean ending = isEnded(rs.getStatus().name());
+        RunProgress run = state.progress(account, rs.getRunId());
+        SessionFill fill = state.fill(account, ref.getSessionId());
+        boolean ended = isEnded(run.status());
+        String to = rs.getStatus().name();
+        boolean ending = isEnded(to);
         Instant at = e.getOccurredAt();
-        boolean started = rs.getStatus() == RunStatus.WORKING && (run.getStartedAt() == null || at.isBefore(run.getStartedAt()));
-        if (ended && (!ending || (run.getEndedAt() != null && at.isBefore(run.getEndedAt())))) {
+        boolean started = rs.getStatus() == RunStatus.WORKING && (run.startedAt() == null || at.isBefore(run.startedAt()));
+        if (ended && (!ending || (run.endedAt() != null && at.isBefore(run.endedAt())))) {
             // a run that ended does not go back to work, and an older end report than the one applied changes no
             // outcome (out-of-order reports); what they say of when the run started and was active still counts,
             // so that the view is the same whichever of the reports came first
-            boolean active = at.isAfter(s.getLastActiveAt());
+            boolean active = fill.lastActiveAt() == null || at.isAfter(fill.lastActiveAt());
             if (started) {
-                run.setStartedAt(at);
+                state.putProgress(account, rs.getRunId(), run.withStartedAt(at));
             }
             if (started || active) {
-                touch(s, at);
-                save(s, state, emit);
+                state.putFill(account, ref.getSessionId(), fill.touched(at, 1));
             }
             return;
         }
-        run.setStatus(rs.getStatus().name());
+        RunProgress next = run.withStatus(to);
         if (started) {
-            run.setStartedAt(at); // the earliest WORKING report
+            next = next.withStartedAt(at); // the earliest WORKING report
         }
         if (ending) {
-            run.setEndedAt(at);
-            run.setReportSummary(rs.getReportSummary());
-            run.setTokens(rs.getTokens());
-            run.setDurationMs(rs.getDurationMs());
-            Set<String> files = new LinkedHashSet<>(s.getFilesChanged());
-            files.addAll(rs.getFilesChanged());
-            s.setFilesChanged(new ArrayList<>(files));
-            SessionTaskView task = taskOfRun(s, rs.getRunId());
-            if (task != null) {
-                Set<String> taskFiles = new LinkedHashSet<>(task.getFilesChanged());
-                taskFiles.addAll(rs.getFilesChanged());
-                task.setFilesChanged(new ArrayList<>(taskFiles));
-            }
-            latestReports(s);
+            next = next.ended(to, at, rs.getReportSummary(), rs.getTokens(), rs.getDurationMs(), rs.getFilesChanged());
         }
-        touch(s, at);
-        save(s, state, emit);
+        state.putProgress(account, rs.getRunId(), next);
+        state.putFill(account, ref.getSessionId(), fill.runStatus(run.status(), to).touched(at, 1));
     }
 
     /**
@@ -339,8 +337,7 @@ public final class SessionChainRules {
      * The session's latest report summary, and each task's report: the summary of the run that ended last (by the
      * occurredAt of its end report; equal times: the later in the chain's order) among those that reported one.
      */
-    private static void latestReports(SessionView s) {
-        List<RunView> order = chainOrder(s.getRuns());
+    static void latestReports(SessionView s, List<RunView> order) {
         Map<String, Integer> position = new HashMap<>();
         for (int i = 0; i < order.size(); i++) {
             position.put(order.get(i).getRunId(), i);
@@ -374,10 +371,6 @@ public final class SessionChainRules {
         }
     }
 
-    /**
-     * An engine event changes only the session's fill ({@link SessionFill}: agent session id, context, model, time),
-     * stored apart from its runs and tasks: the whole view is assembled when it is read or published.
-     */
     /** The claim's folder and folders join the session's folders (first seen first, each once). */
     private static void addFolders(SessionView session, RunClaimed rc) {
         Set<String> folders = new LinkedHashSet<>(session.getFolders());
@@ -391,6 +384,10 @@ public final class SessionChainRules {
         session.setFolders(new ArrayList<>(folders));
     }
 
+    /**
+     * An engine event changes only the session's fill ({@link SessionFill}: agent session id, context, model, time),
+     * stored apart from its runs and tasks: the whole view is assembled when it is read or published.
+     */
     private static void engine(Event e, EngineEvent ee, ChainState state, Consumer<SessionView> emit) {
         RunRef ref = state.run(e.getAccount(), ee.getRunId());
         if (ref == null) {
@@ -413,7 +410,8 @@ public final class SessionChainRules {
         }
         Instant lastActive = held.lastActiveAt() != null && held.lastActiveAt().isAfter(at) ? held.lastActiveAt() : at;
         state.putFill(e.getAccount(), ref.getSessionId(), new SessionFill(ee.getAgentSessionId(), at, ee.getContextUsed(),
-                ee.getContextSize(), ee.getModel() != null ? ee.getModel() : held.model(), lastActive, held.changes() + 1));
+                ee.getContextSize(), ee.getModel() != null ? ee.getModel() : held.model(), lastActive, held.changes() + 1,
+                held.working(), held.waiting(), held.queued()));
     }
 
     private static void touch(SessionView s, Instant at) {
@@ -422,8 +420,11 @@ public final class SessionChainRules {
         }
     }
 
+    /**
+     * Stores the session's view as the chains keep it (its status follows from its runs' progress when it is
+     * assembled), one change more in its sequence, and marks it changed.
+     */
     private static void save(SessionView s, ChainState state, Consumer<SessionView> emit) {
-        s.setStatus(statusOf(s.getRuns()));
         s.setResumable(!s.getDeleted() && !s.getDeleting() && !s.getGone() && s.getAgentSessionId() != null);
         s.setSequence(s.getSequence() + 1);
         state.putSession(s);
@@ -453,14 +454,5 @@ public final class SessionChainRules {
     static boolean isEnded(String status) {
         return status.equals(RunStatus.DONE.name()) || status.equals(RunStatus.FAILED.name())
                 || status.equals(RunStatus.CANCELLED.name());
-    }
-
-    private static RunView runOf(SessionView s, String runId) {
-        for (RunView r : s.getRuns()) {
-            if (r.getRunId().equals(runId)) {
-                return r;
-            }
-        }
-        throw new IllegalStateException("run " + runId + " is indexed to session " + s.getSessionId() + " but not in it");
     }
 }

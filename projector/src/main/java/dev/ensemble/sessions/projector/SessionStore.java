@@ -1,28 +1,37 @@
 package dev.ensemble.sessions.projector;
 
 import dev.ensemble.sessions.schema.Keys;
+import dev.ensemble.sessions.views.RunView;
 import dev.ensemble.sessions.views.SessionView;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
 import org.apache.kafka.streams.state.KeyValueStore;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
- * A session as two records of its own key {@code <account>/<sessionId>}, shaped by how often each changes: the
- * {@link SessionView} as the session chains last wrote it ({@link StoreNames#SESSION_CHAINS}: its runs, tasks,
- * computers, status; written by claims, status reports, task changes and deletions) and its {@link SessionFill}
- * ({@link StoreNames#SESSION_FILLS}: the newest engine event's agent session id and fill, written by every engine
- * event). {@link #get} assembles the whole view; the published view is that.
+ * A session as records shaped by how often each changes: the {@link SessionView} as the session chains last wrote it
+ * ({@link StoreNames#SESSION_CHAINS}, key {@code <account>/<sessionId>}: its runs and tasks as claimed, computers,
+ * folders; written by claims, task changes and deletions), its {@link SessionFill} ({@link StoreNames#SESSION_FILLS},
+ * the same key: the newest engine event's agent session id and fill, the last active time, the counts of going runs;
+ * written by engine events and status reports) and each run's {@link RunProgress} in the run's record
+ * ({@link StoreNames#RUNS}, key {@code <account>/<runId>}: written by its status reports). {@link #get} assembles the
+ * whole view ({@link SessionAssembly}); the published view is that.
  */
 final class SessionStore {
     private final KeyValueStore<String, SessionView> views;
     private final KeyValueStore<String, SessionFill> fills;
+    private final KeyValueStore<String, RunRecord> runs;
 
     SessionStore(ProcessingContext context) {
-        this(context.getStateStore(StoreNames.SESSION_CHAINS), context.getStateStore(StoreNames.SESSION_FILLS));
+        this(context.getStateStore(StoreNames.SESSION_CHAINS), context.getStateStore(StoreNames.SESSION_FILLS),
+                context.getStateStore(StoreNames.RUNS));
     }
 
-    SessionStore(KeyValueStore<String, SessionView> views, KeyValueStore<String, SessionFill> fills) {
+    SessionStore(KeyValueStore<String, SessionView> views, KeyValueStore<String, SessionFill> fills, KeyValueStore<String, RunRecord> runs) {
         this.views = views;
         this.fills = fills;
+        this.runs = runs;
     }
 
     /** The whole view of the session, or null when there is none. */
@@ -37,18 +46,47 @@ final class SessionStore {
             return null;
         }
         SessionFill f = fills.get(key);
-        return f == null ? v : f.applyTo(v);
+        String account = v.getAccount();
+        return SessionAssembly.assemble(v, f != null ? f : SessionFill.of(v, List.of()), runId -> {
+            RunRecord r = runs.get(Keys.of(account, runId));
+            return r == null ? null : r.progress();
+        });
     }
 
-    /** The session's fill, or null when there is no such session; before its first engine event, the view's own. */
+    /** The session as the chains last wrote it (without its fill and its runs' progress), or null when there is none. */
+    SessionView stored(String account, String sessionId) {
+        return views.get(Keys.of(account, sessionId));
+    }
+
+    /**
+     * The session's fill, or null when there is no such session. A session written before fills counted its runs (or
+     * before its first engine event) gets them counted here from its runs, and its last active time from its view.
+     */
     SessionFill fill(String account, String sessionId) {
         String key = Keys.of(account, sessionId);
         SessionFill f = fills.get(key);
-        if (f != null) {
+        if (f != null && f.isCounted()) {
             return f;
         }
         SessionView v = views.get(key);
-        return v == null ? null : SessionFill.of(v);
+        if (v == null) {
+            return null;
+        }
+        List<RunProgress> progress = new ArrayList<>(v.getRuns().size());
+        for (RunView r : v.getRuns()) {
+            progress.add(progress(account, r));
+        }
+        if (f == null) {
+            return SessionFill.of(v, progress);
+        }
+        return f.counted(progress).touched(v.getLastActiveAt(), 0);
+    }
+
+    /** The progress of {@code run} of a session's stored view: its record's, or the view's own for a run from before. */
+    RunProgress progress(String account, RunView run) {
+        RunRecord r = runs.get(Keys.of(account, run.getRunId()));
+        RunProgress p = r == null ? null : r.progress();
+        return p != null ? p : RunProgress.of(run);
     }
 
     /** Stores the session's fill (the view's record is not touched). */
@@ -56,27 +94,8 @@ final class SessionStore {
         fills.put(Keys.of(account, sessionId), fill);
     }
 
-    /**
-     * Stores the whole view {@code s} (as {@link #get} gave it, changed): its record holds every field, with a sequence
-     * that leaves out the fill's changes (they are added back when it is read); a model set since the fill's replaces it.
-     */
+    /** Stores the session as the chains keep it ({@link #stored}): the fill and the runs' progress are not touched. */
     void put(SessionView s) {
-        String key = Keys.of(s.getAccount(), s.getSessionId());
-        SessionFill f = fills.get(key);
-        if (f == null) {
-            views.put(key, s);
-            return;
-        }
-        if (f.model() != null && !f.model().equals(s.getModel())) {
-            fills.put(key, new SessionFill(f.agentSessionId(), f.agentSessionAt(), f.contextUsed(), f.contextSize(), null,
-                    f.lastActiveAt(), f.changes()));
-        }
-        long sequence = s.getSequence();
-        s.setSequence(sequence - f.changes());
-        try {
-            views.put(key, s); // encoded here
-        } finally {
-            s.setSequence(sequence);
-        }
+        views.put(Keys.of(s.getAccount(), s.getSessionId()), s);
     }
 }

@@ -81,7 +81,8 @@ final class ChainFixture implements AutoCloseable {
     SessionView stored(String key) {
         KeyValueStore<String, SessionView> views = driver.getKeyValueStore(StoreNames.SESSION_CHAINS);
         KeyValueStore<String, SessionFill> fills = driver.getKeyValueStore(StoreNames.SESSION_FILLS);
-        return new SessionStore(views, fills).get(key);
+        KeyValueStore<String, RunRecord> runs = driver.getKeyValueStore(StoreNames.RUNS);
+        return new SessionStore(views, fills, runs).get(key);
     }
 
     @Override

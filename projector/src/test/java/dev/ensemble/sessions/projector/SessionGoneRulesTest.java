@@ -57,7 +57,7 @@ class SessionGoneRulesTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("table")
     void goneFromDisk(String name, List<Event> events, boolean resumable, boolean gone, SessionStatus status, int runs, Double fill) {
-        MapState state = new MapState();
+        MapChainState state = new MapChainState();
         List<SessionView> emitted = new ArrayList<>();
         events.forEach(e -> SessionChainRules.apply(e, state, emitted::add));
         SessionView s = state.view(RUN);
@@ -72,7 +72,7 @@ class SessionGoneRulesTest {
 
     @Test
     void aSecondGoneReportChangesNothing() {
-        MapState state = new MapState();
+        MapChainState state = new MapChainState();
         List<SessionView> emitted = new ArrayList<>();
         for (Event e : List.of(claim(RUN, null, "/a", 0), engine(1, false), engine(3, true))) {
             SessionChainRules.apply(e, state, emitted::add);
@@ -85,7 +85,7 @@ class SessionGoneRulesTest {
 
     @Test
     void theSessionKeepsEveryFolderItsRunsNamedTheFirstFirst() {
-        MapState state = new MapState();
+        MapChainState state = new MapChainState();
         List<SessionView> emitted = new ArrayList<>();
         RunClaimed second = (RunClaimed) claim(RUN + ":2", RUN, "/b", 2).getPayload();
         second.setFolders(List.of("/a", "/b", "/c"));
@@ -124,73 +124,5 @@ class SessionGoneRulesTest {
         Instant at = T0.plusSeconds(60L * minute);
         return Event.newBuilder().setEventId(UUID.randomUUID().toString()).setAccount(ACCOUNT).setSpace("local:laptop")
                 .setSource("computer:laptop").setOccurredAt(at).setRecordedAt(at).setPayload(payload).build();
-    }
-
-    /** The chain state in maps. */
-    static final class MapState implements ChainState {
-        final Map<String, SessionView> sessions = new HashMap<>();
-        final Map<String, SessionFill> fills = new HashMap<>();
-
-        /** The session's whole view, as published: the chain's record with its fill over it. */
-        SessionView view(String sessionId) {
-            SessionView stored = SessionView.newBuilder(sessions.get(sessionId)).build();
-            SessionFill f = fills.get(sessionId);
-            return f == null ? stored : f.applyTo(stored);
-        }
-
-        @Override
-        public SessionFill fill(String account, String sessionId) {
-            SessionView s = sessions.get(sessionId);
-            return s == null ? null : fills.getOrDefault(sessionId, SessionFill.of(s));
-        }
-
-        @Override
-        public void putFill(String account, String sessionId, SessionFill fill) {
-            fills.put(sessionId, fill);
-        }
-        final Map<String, RunRef> runs = new HashMap<>();
-        final Map<String, Set<String>> tasks = new HashMap<>();
-        final Map<String, List<Event>> parked = new HashMap<>();
-
-        @Override
-        public SessionView session(String account, String sessionId) {
-            return sessions.get(sessionId);
-        }
-
-        @Override
-        public void putSession(SessionView session) {
-            sessions.put(session.getSessionId(), session);
-        }
-
-        @Override
-        public RunRef run(String account, String runId) {
-            return runs.get(runId);
-        }
-
-        @Override
-        public void putRun(String account, RunRef ref) {
-            runs.put(ref.getRunId(), ref);
-        }
-
-        @Override
-        public Set<String> sessionsOfTask(String account, String taskId) {
-            return tasks.getOrDefault(taskId, Set.of());
-        }
-
-        @Override
-        public void addSessionOfTask(String account, String taskId, String sessionId) {
-            tasks.computeIfAbsent(taskId, k -> new LinkedHashSet<>()).add(sessionId);
-        }
-
-        @Override
-        public void park(String account, String awaitedRunId, Event event) {
-            parked.computeIfAbsent(awaitedRunId, k -> new ArrayList<>()).add(event);
-        }
-
-        @Override
-        public List<Event> unpark(String account, String awaitedRunId) {
-            List<Event> l = parked.remove(awaitedRunId);
-            return l == null ? List.of() : l;
-        }
     }
 }
