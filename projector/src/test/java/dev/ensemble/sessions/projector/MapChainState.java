@@ -24,25 +24,32 @@ final class MapChainState implements ChainState {
     final Map<String, Set<String>> tasks = new HashMap<>();
     final Map<String, List<Event>> parked = new HashMap<>();
 
+    private static final dev.ensemble.sessions.schema.AvroSerde<SessionView> VIEWS = dev.ensemble.sessions.schema.AvroSerde.of(SessionView.class);
+
+    /** A deep copy of {@code v} through its store encoding. */
+    static SessionView copy(SessionView v) {
+        return VIEWS.decode(VIEWS.encode(v));
+    }
+
     /** The session's whole view, as published, or null. */
     SessionView view(String sessionId) {
         SessionView stored = sessions.get(sessionId);
         if (stored == null) {
             return null;
         }
-        SessionView copy = SessionView.newBuilder(stored).build();
+        SessionView copy = MapChainState.copy(stored);
         return SessionAssembly.assemble(copy, fills.getOrDefault(sessionId, SessionFill.of(copy, List.of())), progress::get);
     }
 
     @Override
     public SessionView session(String account, String sessionId) {
         SessionView s = sessions.get(sessionId);
-        return s == null ? null : SessionView.newBuilder(s).build();
+        return s == null ? null : MapChainState.copy(s);
     }
 
     @Override
     public void putSession(SessionView session) {
-        sessions.put(session.getSessionId(), SessionView.newBuilder(ViewBounds.stored(session)).build());
+        sessions.put(session.getSessionId(), MapChainState.copy(ViewBounds.stored(session)));
     }
 
     @Override

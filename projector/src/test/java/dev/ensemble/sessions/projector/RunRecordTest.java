@@ -114,4 +114,72 @@ class RunRecordTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> RunRecord.SERDE.deserializer().deserialize("t", longer))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("run record");
     }
+
+    @Test
+    void aRunsProgressComesBackAndPartsNotAskedForAreWrittenAsTheyWereRead() {
+        RunRecord r = new RunRecord();
+        r.eventIds().append("e-1");
+        r.setSessionId("sess-1");
+        r.setFacts(RunFacts.newBuilder().setRunId("run-1").setKind("TASK_RUN").setClaimedAt(Instant.ofEpochMilli(1_700_000_000_000L))
+                .setAgentSessionIds(new ArrayList<>(List.of("a-1"))).build());
+        RunProgress p = RunProgress.claimed("WORKING").withStartedAt(Instant.ofEpochMilli(1_700_000_001_000L))
+                .ended("DONE", Instant.ofEpochMilli(1_700_000_002_000L), "ok é", 12L, null, List.of("a.ts", "b.ts"));
+        r.setProgress(p);
+        RunRecord back = roundTrip(r);
+        assertThat(back.progress()).isEqualTo(p);
+        // the chains change the progress alone: the eventIds and facts, never decoded, come back the same
+        back.setProgress(p.withStatus("FAILED"));
+        RunRecord again = roundTrip(back);
+        assertThat(again.progress().status()).isEqualTo("FAILED");
+        assertThat(again.facts()).isEqualTo(r.facts());
+        assertThat(again.eventIds().ids()).containsExactly("e-1");
+        assertThat(again.sessionId()).isEqualTo("sess-1");
+    }
+
+    @Test
+    void aRunsFilesKeepTheNewestWithinTheirBoundCountingTheRest() {
+        List<String> files = new ArrayList<>();
+        for (int i = 0; i < ViewBounds.FILES + 5; i++) {
+            files.add("f" + i);
+        }
+        RunProgress p = RunProgress.claimed("WORKING").ended("DONE", Instant.EPOCH, null, null, null, files);
+        assertThat(p.filesChanged()).hasSize(ViewBounds.FILES).startsWith("f5").endsWith("f" + (ViewBounds.FILES + 4));
+        assertThat(p.filesOmitted()).isEqualTo(5);
+        assertThat(roundTrip(withProgress(p)).progress()).isEqualTo(p);
+    }
+
+    @Test
+    void aRecordWrittenBeforeRunsHadAProgressIsRead() {
+        // version 1: flags (1: session, 2: facts), the session id, the eventIds after their length, the facts
+        AppliedEvents.RunEventIds held = new AppliedEvents.RunEventIds();
+        held.append("e-1");
+        byte[] ids = AppliedEvents.RunEventIds.SERDE.serializer().serialize(null, held);
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(1 + 1 + 4 + 6 + 4 + ids.length);
+        b.put((byte) 1).put((byte) 1).putInt(6).put("sess-1".getBytes(java.nio.charset.StandardCharsets.UTF_8)).putInt(ids.length).put(ids);
+        RunRecord r = RunRecord.SERDE.deserializer().deserialize("t", b.array());
+        assertThat(r.sessionId()).isEqualTo("sess-1");
+        assertThat(r.eventIds().ids()).containsExactly("e-1");
+        assertThat(r.facts()).isNull();
+        assertThat(r.progress()).isNull();
+        assertThat(roundTrip(r).eventIds().ids()).containsExactly("e-1");
+    }
+
+    @Test
+    void aFillWrittenBeforeItCountedRunsIsReadAsNotCounted() {
+        SessionFill f = new SessionFill("s1", Instant.ofEpochMilli(5), 10L, 100L, "m", Instant.ofEpochMilli(6), 3, 1, 0, 2);
+        byte[] now = SessionFill.SERDE.serializer().serialize("t", f);
+        assertThat(SessionFill.SERDE.deserializer().deserialize("t", now)).isEqualTo(f);
+        byte[] before = java.util.Arrays.copyOf(now, now.length - 12);
+        before[0] = 1;
+        SessionFill old = SessionFill.SERDE.deserializer().deserialize("t", before);
+        assertThat(old.isCounted()).isFalse();
+        assertThat(old.changes()).isEqualTo(3);
+        assertThat(old.agentSessionId()).isEqualTo("s1");
+    }
+
+    private static RunRecord withProgress(RunProgress p) {
+        RunRecord r = new RunRecord();
+        r.setProgress(p);
+        return r;
+    }
 }
