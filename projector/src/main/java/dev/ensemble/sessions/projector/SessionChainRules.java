@@ -58,8 +58,12 @@ import java.util.function.Consumer;
  * A parked run never makes a session of its own, so a parent that arrives late cannot leave one chain split
  * in two, and no view ever shows a guess.
  *
- * <p>Every change raises the session's {@code sequence} by one and is passed to {@code emit}; an engine event's
- * change is its fill's ({@link ChainState#putFill}, which counts it and marks the session changed).
+ * <p>Every change raises the session's {@code sequence} by one and is passed to {@code emit}; an engine event's and a
+ * status report's change is its fill's ({@link ChainState#putFill}, which counts it and marks the session changed).
+ * The state is shaped by what each event changes: a status report changes its run's progress ({@link RunProgress})
+ * and its session's fill (the counts of going runs, the last active time), never the stored {@link SessionView}; what
+ * follows from the runs (their status and times in the view, the session's status, files changed, latest reports) is
+ * derived when the whole view is assembled ({@link SessionAssembly}), by the rules above.
  */
 public final class SessionChainRules {
     private SessionChainRules() {

@@ -9,18 +9,21 @@ public final class StoreNames {
     public static final String EVENT_IDS = "event-ids";
     /**
      * {@code <account>/<runId>} → RunRecord (hand-encoded): the eventIds applied for the run (its claim, status reports,
-     * engine events), its session once the chains applied its claim, and its facts (agent session ids, keepDays,
-     * nextRunAt, sourceRef, task, kind) for the deletion workflow and the retirement rules.
+     * engine events), its session once the chains applied its claim, its facts (agent session ids, keepDays,
+     * nextRunAt, sourceRef, task, kind) for the deletion workflow and the retirement rules, and its progress (status,
+     * times, end report: {@code RunProgress}) for its session's view.
      */
     public static final String RUNS = "runs";
     /**
-     * {@code <account>/<sessionId>} → SessionView as the chains last wrote it (its runs, tasks, status); its sequence
-     * leaves out the engine events counted in its fill ({@code SessionStore}).
+     * {@code <account>/<sessionId>} → SessionView as the chains last wrote it (its runs and tasks as claimed: their
+     * progress is in {@link #RUNS}); its sequence leaves out the engine events and status reports counted in its fill
+     * ({@code SessionStore}).
      */
     public static final String SESSION_CHAINS = "session-chains";
     /**
-     * {@code <account>/<sessionId>} → SessionFill (hand-encoded, about 100 bytes): the newest engine event's agent
-     * session id, context used and size, model and time, and how many engine events changed the session.
+     * {@code <account>/<sessionId>} → SessionFill (hand-encoded, about 110 bytes): the newest engine event's agent
+     * session id, context used and size, model and time, the session's last active time, how many engine events and
+     * status reports changed the session, and how many of its runs are working, waiting, queued.
      */
     public static final String SESSION_FILLS = "session-fills";
     /** {@code <account>/<sessionId>} → the record time of its last change: sessions whose view is still to be forwarded. */
