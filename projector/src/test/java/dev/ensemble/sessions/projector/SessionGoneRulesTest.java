@@ -7,7 +7,6 @@ import dev.ensemble.sessions.events.RunKind;
 import dev.ensemble.sessions.events.RunStatus;
 import dev.ensemble.sessions.events.RunStatusChanged;
 import dev.ensemble.sessions.events.SessionDeletionAccepted;
-import dev.ensemble.sessions.views.RunRef;
 import dev.ensemble.sessions.views.SessionStatus;
 import dev.ensemble.sessions.views.SessionView;
 import org.junit.jupiter.api.Test;
@@ -17,11 +16,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Stream;
 
