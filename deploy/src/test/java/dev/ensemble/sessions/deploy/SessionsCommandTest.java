@@ -74,10 +74,10 @@ class SessionsCommandTest {
                 .endsWith(NL + "Resume it: cd /tmp/private && claude --resume 4c2ddfdc-b619-4525-8d03-1950fb1b0257" + NL)
                 .doesNotContain("Project", "Continues");
 
-        JsonNode gone = DataDir.JSON.readTree("{\"id\": \"s\", \"agent\": \"grok\", \"agentSessionId\": \"9\", \"folder\": \"/w\","
+        JsonNode gone = DataDir.JSON.readTree("{\"id\": \"s\", \"agent\": \"some-agent\", \"agentSessionId\": \"9\", \"folder\": \"/w\","
                 + " \"status\": \"gone\", \"resumable\": false, \"fill\": 0.5, \"contextUsed\": 100000, \"contextSize\": 200000}");
         assertThat(ShowCommand.text(gone, ZoneOffset.UTC)).contains("Fill          50% (100,000 of 200,000 tokens)" + NL)
-                .endsWith(NL + "Not resumable (its agent's transcript is gone from the computer); its command would be: resume grok session 9 in /w" + NL);
+                .endsWith(NL + "Not resumable (its agent's transcript is gone from the computer); its command would be: resume some-agent session 9 in /w" + NL);
         JsonNode task = DataDir.JSON.readTree("{\"id\": \"run-1\", \"agent\": \"codex\", \"status\": \"working\", \"resumable\": false}");
         assertThat(ShowCommand.text(task, ZoneOffset.UTC)).endsWith(NL + "Not resumable in its agent: its agent session id is not known (it is not resumable)" + NL);
         assertThat(ShowCommand.duration(DataDir.JSON.getNodeFactory().numberNode(7_500_000L))).isEqualTo("2h 05m");
