@@ -60,12 +60,10 @@ public final class ConfigWatcher {
         check(clock.instant());
     }
 
-    /** A watcher of the file named by {@code ENSEMBLE_SESSION_CHOICE_CONFIG} (none when unset or blank). */
-    public static ConfigWatcher fromEnvironment(Clock clock, Consumer<String> log) {
-        return fromEnvironment(clock, log, log);
-    }
-
-    /** As {@link #fromEnvironment(Clock, Consumer)}, loads and refusals to their own lines (e.g. a log's INFO and WARN). */
+    /**
+     * A watcher of the file named by {@code ENSEMBLE_SESSION_CHOICE_CONFIG} (none when unset or blank); loads and refusals go
+     * to their own lines (e.g. a log's INFO and WARN).
+     */
     public static ConfigWatcher fromEnvironment(Clock clock, Consumer<String> loaded, Consumer<String> refused) {
         String name = System.getenv(ConfigLoader.ENV);
         return new ConfigWatcher(name == null || name.isBlank() ? null : Path.of(name), clock, DEFAULT_INTERVAL, loaded, refused);
