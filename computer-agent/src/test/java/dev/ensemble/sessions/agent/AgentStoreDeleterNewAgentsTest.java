@@ -42,8 +42,13 @@ class AgentStoreDeleterNewAgentsTest {
 
     /** Every file and folder under the home, relative to it. */
     Set<String> listing() {
-        try (Stream<Path> all = Files.walk(stores.home)) {
-            return new TreeSet<>(all.map(p -> stores.home.relativize(p).toString()).filter(s -> !s.isEmpty()).toList());
+        return listing(stores.home);
+    }
+
+    /** Every file and folder under {@code root}, relative to it. */
+    static Set<String> listing(Path root) {
+        try (Stream<Path> all = Files.walk(root)) {
+            return new TreeSet<>(all.map(p -> root.relativize(p).toString()).filter(s -> !s.isEmpty()).toList());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

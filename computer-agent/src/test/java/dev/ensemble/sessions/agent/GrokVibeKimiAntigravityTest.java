@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,8 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -308,17 +305,11 @@ class GrokVibeKimiAntigravityTest {
     // ---- deletion, each in the agent's own store
 
     Set<String> listing() {
-        try (Stream<Path> all = Files.walk(stores.home)) {
-            return new TreeSet<>(all.map(p -> stores.home.relativize(p).toString()).filter(s -> !s.isEmpty()).toList());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return AgentStoreDeleterNewAgentsTest.listing(stores.home);
     }
 
     static Set<String> minus(Set<String> a, Set<String> b) {
-        Set<String> d = new TreeSet<>(a);
-        d.removeAll(b);
-        return d;
+        return AgentStoreDeleterNewAgentsTest.minus(a, b);
     }
 
     AgentStoreDeleter deleter() {
