@@ -43,7 +43,8 @@ class SchemaEvolutionTest {
     void everyCurrentSchemaIsAReleasedVersion() {
         for (Schema current : List.of(Event.getClassSchema(), SessionView.getClassSchema(), RunRef.getClassSchema(), ParkedEvents.getClassSchema(),
                 RetirementView.getClassSchema(), DeletionAudit.getClassSchema(), DeletionState.getClassSchema(), RunFacts.getClassSchema(),
-                CleanupCommand.getClassSchema(), dev.ensemble.sessions.views.CorpusView.getClassSchema())) {
+                CleanupCommand.getClassSchema(), dev.ensemble.sessions.views.CorpusView.getClassSchema(),
+                dev.ensemble.sessions.views.ConversationView.getClassSchema())) {
             List<Schema> released = SchemaHistory.versionsOf(current.getFullName());
             assertThat(released).as("released versions of %s", current.getFullName()).isNotEmpty();
             assertThat(released.stream().map(SchemaHistory::fingerprint))
