@@ -270,7 +270,8 @@ public final class Projector implements AutoCloseable {
     /**
      * Whether views are still to be published: a mark in {@link StoreNames#PENDING_VIEWS} or
      * {@link StoreNames#PENDING_CORPUS} of this instance's tasks (read through Kafka Streams' interactive queries;
-     * true while they cannot be read, e.g. during a rebalance, or before start).
+     * true while they cannot be read, e.g. during a rebalance, or before start: a failed read is "not known yet", never
+     * an error, so a rebuild waiting on it is not aborted by a read that races a task's move).
      */
     public boolean publicationPending() {
         KafkaStreams s = streams();
@@ -290,6 +291,10 @@ public final class Projector implements AutoCloseable {
             }
             return false;
         } catch (org.apache.kafka.streams.errors.InvalidStateStoreException notNow) {
+            return true;
+        } catch (RuntimeException whileMoving) {
+            // a store read while the instance starts, rebalances or replaces a thread may fail otherwise too: not known yet
+            LOG.debug("the marks of views to publish could not be read now; asking again", whileMoving);
             return true;
         }
     }

@@ -121,7 +121,7 @@ public final class ProjectorGenerations implements AutoCloseable {
                 build(next);
             } catch (Exception e) {
                 LOG.error("rebuild of projector generation {} failed; generation {} keeps serving", next, serving.generation(), e);
-                progress.accept("rebuild failed: " + e.getMessage() + "; generation " + serving.generation() + " keeps serving");
+                progress.accept("rebuild failed: " + e + "; generation " + serving.generation() + " keeps serving");
             }
         }, "projector-rebuild-" + next);
         building.setDaemon(true);
