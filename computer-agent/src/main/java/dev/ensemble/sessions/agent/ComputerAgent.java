@@ -118,7 +118,7 @@ public final class ComputerAgent {
         this.summaryShownElsewhere = progress != ImportProgress.NONE;
         this.events = new EventFactory(config);
         Path parent = config.stateFile().toAbsolutePath().getParent();
-        this.assistantStateDir = parent != null ? parent : config.stateFile().toAbsolutePath();
+        withAssistantState(parent != null ? parent : config.stateFile().toAbsolutePath());
     }
 
     /**
@@ -127,6 +127,8 @@ public final class ComputerAgent {
      */
     public synchronized ComputerAgent withAssistantState(Path stateDir) {
         this.assistantStateDir = stateDir.toAbsolutePath().normalize();
+        this.assistantLocks = new ChatLocks(assistantStateDir);
+        this.assistantStore = AssistantStore.opening(assistantStateDir, config.clock(), STORE_WAIT);
         return this;
     }
 
@@ -188,8 +190,6 @@ public final class ComputerAgent {
         sink.accept(events.computerStatus(true, CAPABILITIES));
         deletions = new DeletionExecutor(bootstrapServers, clientProperties, config, new AgentStoreDeleter(stores), sink);
         deletions.start();
-        assistantLocks = new ChatLocks(assistantStateDir);
-        assistantStore = AssistantStore.opening(assistantStateDir, config.clock(), STORE_WAIT);
         conversationDrops = new ConversationDropExecutor(bootstrapServers, clientProperties, config, assistantStore,
                 new AgentStoreDeleter(stores), assistantLocks, ConversationDropExecutor.DEFAULT_TURN_WAIT, sink);
         conversationDrops.start();
