@@ -71,6 +71,14 @@ record DataDir(Path root) {
         return root.resolve(name);
     }
 
+    /**
+     * The computer agent's assistant state: {@code assistant-sessions.json}, the chats' folders {@code assistant/} and
+     * their lock files {@code assistant-locks/} (the data folder itself, where {@code import-state.json} is).
+     */
+    Path assistantState() {
+        return root;
+    }
+
     Path endpoints() {
         return root.resolve("endpoints.json");
     }

@@ -283,7 +283,8 @@ final class UpCommand implements Callable<Integer> {
                 ImportConfig config = new ImportConfig(who, computerId, Clock.systemUTC(),
                         data.importState("import-state.json"));
                 ComputerAgent agent = new ComputerAgent(bootstrap, config, stores, Duration.ofSeconds(pollSeconds),
-                        new ImportProgressBar(System.out)).withClientProperties(security).withMeters(meters);
+                        new ImportProgressBar(System.out)).withClientProperties(security).withMeters(meters)
+                        .withAssistantState(data.assistantState()); // shared with the assistant-turn command
                 running.add(agent::stop);
                 System.out.println("Importing agent sessions (and keeping them up to date) from "
                         + stores.all().stream().filter(e -> Files.isDirectory(e.getValue())).count() + " of "

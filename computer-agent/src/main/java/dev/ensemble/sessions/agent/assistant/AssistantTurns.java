@@ -113,10 +113,147 @@ public final class AssistantTurns {
             }
         }
 
+        /**
+         * The request an agent launcher gives ({@code assistant-turn}'s first line): {@code turnId, conversationKey, kind}
+         * ({@code chat|routine|node-conversation|ask|one-off}){@code , agent, model, messages [{id, role, text, sessionId}],
+         * instructionLines, group {id, name}, keepDays, nextRunAt, workspace, askId}; the ones after {@code agent} may be
+         * left out ({@code workspace}: {@code defaultWorkspace}).
+         *
+         * @throws IllegalArgumentException naming the field that is missing or not of its type
+         */
+        public static TurnRequest fromJson(JsonNode n, Path defaultWorkspace) {
+            if (n == null || !n.isObject()) {
+                throw new IllegalArgumentException("the turn must be a JSON object");
+            }
+            List<TurnRules.Message> messages = new ArrayList<>();
+            JsonNode ms = n.path("messages");
+            if (!ms.isMissingNode() && !ms.isNull() && !ms.isArray()) {
+                throw new IllegalArgumentException("messages must be an array");
+            }
+            for (int i = 0; i < ms.size(); i++) {
+                JsonNode m = ms.get(i);
+                String role = required(m, "role", "messages[" + i + "].role");
+                TurnRules.Role r;
+                try {
+                    r = TurnRules.Role.valueOf(role.toUpperCase(Locale.ROOT));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("messages[" + i + "].role must be user, assistant or error: " + role);
+                }
+                messages.add(new TurnRules.Message(optional(m, "id", "messages[" + i + "].id"), r,
+                        optional(m, "text", "messages[" + i + "].text"), optional(m, "sessionId", "messages[" + i + "].sessionId")));
+            }
+            List<String> lines = new ArrayList<>();
+            JsonNode ls = n.path("instructionLines");
+            if (!ls.isMissingNode() && !ls.isNull() && !ls.isArray()) {
+                throw new IllegalArgumentException("instructionLines must be an array of strings");
+            }
+            for (JsonNode l : ls) {
+                if (!l.isTextual()) {
+                    throw new IllegalArgumentException("instructionLines must be an array of strings");
+                }
+                lines.add(l.asText());
+            }
+            TurnRules.Group group = null;
+            JsonNode g = n.get("group");
+            if (g != null && !g.isNull()) {
+                if (!g.isObject()) {
+                    throw new IllegalArgumentException("group must be an object {id, name}");
+                }
+                group = new TurnRules.Group(optional(g, "id", "group.id"), required(g, "name", "group.name"));
+            }
+            Integer keepDays = null;
+            JsonNode k = n.get("keepDays");
+            if (k != null && !k.isNull()) {
+                if (!k.isIntegralNumber() || !k.canConvertToInt() || k.intValue() < 0) {
+                    throw new IllegalArgumentException("keepDays must be a whole number of days, 0 or more");
+                }
+                keepDays = k.intValue();
+            }
+            Instant nextRunAt = null;
+            String next = optional(n, "nextRunAt", "nextRunAt");
+            if (next != null) {
+                try {
+                    nextRunAt = Instant.parse(next);
+                } catch (java.time.format.DateTimeParseException e) {
+                    throw new IllegalArgumentException("nextRunAt must be an ISO-8601 instant: " + next);
+                }
+            }
+            String kind = required(n, "kind", "kind");
+            TurnRules.Kind kd;
+            try {
+                kd = TurnRules.Kind.valueOf(kind.toUpperCase(Locale.ROOT).replace('-', '_'));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("kind must be chat, routine, node-conversation, ask or one-off: " + kind);
+            }
+            String workspace = optional(n, "workspace", "workspace");
+            String askId = optional(n, "askId", "askId");
+            if (kd == TurnRules.Kind.ASK && askId == null) {
+                throw new IllegalArgumentException("askId is required for an ask");
+            }
+            return new TurnRequest(required(n, "turnId", "turnId"), required(n, "conversationKey", "conversationKey"), kd,
+                    required(n, "agent", "agent"), optional(n, "model", "model"), messages, lines, group, keepDays, nextRunAt,
+                    workspace == null ? defaultWorkspace : Path.of(workspace), askId);
+        }
+
         /** session.position: the messages before this one that a session took part in ({@link TurnRules#position}); 0 for an ask. */
         public int position() {
             return kind == TurnRules.Kind.ASK ? 0 : TurnRules.position(messages);
         }
+    }
+
+    /**
+     * What the agent launcher reports after the turn ({@code assistant-turn}'s second line).
+     *
+     * @param answered       whether the agent answered
+     * @param agentSessionId the agent's session id, or null
+     * @param tokens         tokens used, or null
+     * @param answer         an ask's answer, or null
+     * @param error          why it failed, or null
+     */
+    public record Report(boolean answered, String agentSessionId, Long tokens, String answer, String error) {
+        /**
+         * {@code {answered, agentSessionId, tokens, answer, error}}; only {@code answered} is required.
+         *
+         * @throws IllegalArgumentException naming the field that is missing or not of its type
+         */
+        public static Report fromJson(JsonNode n) {
+            if (n == null || !n.isObject()) {
+                throw new IllegalArgumentException("the report must be a JSON object");
+            }
+            JsonNode a = n.get("answered");
+            if (a == null || !a.isBoolean()) {
+                throw new IllegalArgumentException("answered is required: true or false");
+            }
+            Long tokens = null;
+            JsonNode t = n.get("tokens");
+            if (t != null && !t.isNull()) {
+                if (!t.isIntegralNumber() || !t.canConvertToLong() || t.longValue() < 0) {
+                    throw new IllegalArgumentException("tokens must be a whole number, 0 or more");
+                }
+                tokens = t.longValue();
+            }
+            return new Report(a.booleanValue(), optional(n, "agentSessionId", "agentSessionId"), tokens,
+                    optional(n, "answer", "answer"), optional(n, "error", "error"));
+        }
+    }
+
+    private static String required(JsonNode n, String field, String name) {
+        String v = optional(n, field, name);
+        if (v == null || v.isBlank()) {
+            throw new IllegalArgumentException(name + " is required (a string)");
+        }
+        return v;
+    }
+
+    private static String optional(JsonNode n, String field, String name) {
+        JsonNode v = n.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw new IllegalArgumentException(name + " must be a string");
+        }
+        return v.asText();
     }
 
     /**

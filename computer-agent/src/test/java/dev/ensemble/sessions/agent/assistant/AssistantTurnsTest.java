@@ -322,4 +322,40 @@ class AssistantTurnsTest {
         assertThat(claudeTranscript(S1)).doesNotExist();
         assertThat(Files.exists(home.state.resolve("assistant/chat-1"))).isFalse();
     }
+
+    @Test
+    void theLaunchersJsonIsReadAndBadInputNamesItsField() throws Exception {
+        AssistantTurns.TurnRequest r = AssistantTurns.TurnRequest.fromJson(JSON.readTree("{\"turnId\":\"t1\",\"conversationKey\":\"node-7\","
+                + "\"kind\":\"node-conversation\",\"agent\":\"copilot\",\"model\":\"gpt-5\",\"messages\":[{\"id\":\"m1\",\"role\":\"user\","
+                + "\"text\":\"q\"},{\"id\":\"m2\",\"role\":\"assistant\",\"text\":\"a\",\"sessionId\":\"s\"},{\"role\":\"user\",\"text\":\"x\"},"
+                + "{\"role\":\"error\",\"text\":\"boom\"}],\"instructionLines\":[\"a\",\"b\"],\"group\":{\"id\":\"n7\",\"name\":\"Launch\"},"
+                + "\"keepDays\":7,\"nextRunAt\":\"2026-11-09T09:00:00Z\"}"), workspace());
+        assertThat(r.kind()).isEqualTo(Kind.NODE_CONVERSATION);
+        assertThat(r.position()).as("a failed exchange does not count").isEqualTo(2);
+        assertThat(r.group()).isEqualTo(new TurnRules.Group("n7", "Launch"));
+        assertThat(r.keepDays()).isEqualTo(7);
+        assertThat(r.nextRunAt()).isEqualTo(Instant.parse("2026-11-09T09:00:00Z"));
+        assertThat(r.workspace()).isEqualTo(workspace());
+
+        String base = "\"turnId\":\"t1\",\"conversationKey\":\"c\",\"agent\":\"claude-code\"";
+        for (String[] bad : new String[][]{
+                {"{\"conversationKey\":\"c\",\"kind\":\"chat\",\"agent\":\"x\"}", "turnId is required (a string)"},
+                {"{" + base + "}", "kind is required (a string)"},
+                {"{" + base + ",\"kind\":\"meeting\"}", "kind must be chat, routine, node-conversation, ask or one-off: meeting"},
+                {"{" + base + ",\"kind\":\"ask\"}", "askId is required for an ask"},
+                {"{" + base + ",\"kind\":\"chat\",\"keepDays\":-1}", "keepDays must be a whole number of days, 0 or more"},
+                {"{" + base + ",\"kind\":\"chat\",\"messages\":[{\"role\":\"bot\"}]}", "messages[0].role must be user, assistant or error: bot"},
+                {"{" + base + ",\"kind\":\"chat\",\"instructionLines\":[1]}", "instructionLines must be an array of strings"},
+                {"{" + base + ",\"kind\":\"chat\",\"nextRunAt\":\"soon\"}", "nextRunAt must be an ISO-8601 instant: soon"},
+                {"{" + base + ",\"kind\":\"chat\",\"model\":5}", "model must be a string"}}) {
+            assertThatThrownBy(() -> AssistantTurns.TurnRequest.fromJson(JSON.readTree(bad[0]), workspace())).as(bad[0])
+                    .isInstanceOf(IllegalArgumentException.class).hasMessage(bad[1]);
+        }
+        assertThat(AssistantTurns.Report.fromJson(JSON.readTree("{\"answered\":false,\"error\":\"quota\"}")))
+                .isEqualTo(new AssistantTurns.Report(false, null, null, null, "quota"));
+        assertThatThrownBy(() -> AssistantTurns.Report.fromJson(JSON.readTree("{\"answered\":\"yes\"}")))
+                .hasMessage("answered is required: true or false");
+        assertThatThrownBy(() -> AssistantTurns.Report.fromJson(JSON.readTree("{\"answered\":true,\"tokens\":1.5}")))
+                .hasMessage("tokens must be a whole number, 0 or more");
+    }
 }
