@@ -60,7 +60,11 @@ class ConversationDropExecutorTest {
     }
 
     static Event accepted(String eventId, String source, String key, String requestId, List<String> computers) {
-        return Event.newBuilder().setEventId(eventId).setAccount(ACCOUNT).setSpace("web:s").setOccurredAt(T).setRecordedAt(T)
+        return accepted(ACCOUNT, eventId, source, key, requestId, computers);
+    }
+
+    static Event accepted(String account, String eventId, String source, String key, String requestId, List<String> computers) {
+        return Event.newBuilder().setEventId(eventId).setAccount(account).setSpace("web:s").setOccurredAt(T).setRecordedAt(T)
                 .setSource(source).setPayload(ConversationDeletionAccepted.newBuilder().setConversationKey(key).setRequestId(requestId)
                         .setComputerIds(computers).setAgentSessionIds(List.of(S1)).build())
                 .build();
@@ -144,6 +148,56 @@ class ConversationDropExecutorTest {
         }
         assertThat(answers).as("one answer per delivery, none for the requests of another computer or not the guard's").hasSize(2);
         assertThat(otherChatFile).exists();
+    }
+
+    @Test
+    void aDropWaitsForTheChatsRunningTurnAndATurnThatRunsOnIsAnsweredNotOk() throws Exception {
+        FakeHome home = new FakeHome(tmp.resolve("home"));
+        Path transcript = write(home.claudeProjects().resolve("-home-ana-x").resolve(S1 + ".jsonl"), "{}\n");
+        try (AssistantSessions s = AssistantSessions.open(home.state, Clock.fixed(T, ZoneOffset.UTC))) {
+            s.put(new AssistantSessions.Entry("chat-9", "claude-code", S1, "sonnet", List.of(), null, null, 4, 2, 2, "laptop", T, List.of()));
+        }
+        ImportConfig config = new ImportConfig("acct-ana-2", "laptop", Clock.fixed(T.plusSeconds(60), ZoneOffset.UTC),
+                home.state.resolve("import-state.json"));
+        List<Event> answers = Collections.synchronizedList(new ArrayList<>());
+        // the turn runs in "another process": its own locks on the same state folder (the chat's lock file)
+        ChatLocks turnSide = new ChatLocks(home.state);
+        ConversationDropExecutor x = new ConversationDropExecutor(cluster.bootstrapServers(), Map.of(), config,
+                AssistantStore.opening(home.state, config.clock(), Duration.ofSeconds(10)), new AgentStoreDeleter(home.stores()),
+                new ChatLocks(home.state), Duration.ofSeconds(2), answers::add);
+        ChatLocks.Held turn = turnSide.hold("chat-9");
+        try {
+            x.start();
+            try (KafkaProducer<String, Event> p = producer()) {
+                p.send(new ProducerRecord<>(Topics.EVENTS.name(), "acct-ana-2", accepted("acct-ana-2", "b-1", "service:projector", "chat-9", "req-a",
+                        List.of("laptop"))));
+                p.flush();
+            }
+            waitUntil(() -> answers.size() >= 1);
+            ConversationDroppedOnComputer a = (ConversationDroppedOnComputer) answers.get(0).getPayload();
+            assertThat(a.getOk()).as("the turn ran on past the wait").isFalse();
+            assertThat(a.getError()).isEqualTo("a turn of the chat is still running after PT2S");
+            assertThat(transcript).exists();
+
+            try (KafkaProducer<String, Event> p = producer()) {
+                p.send(new ProducerRecord<>(Topics.EVENTS.name(), "acct-ana-2", accepted("acct-ana-2", "b-2", "service:projector", "chat-9", "req-b",
+                        List.of("laptop"))));
+                p.flush();
+            }
+            Thread.sleep(800);
+            assertThat(answers).as("waiting for the running turn").hasSize(1);
+            assertThat(transcript).exists();
+            turn.close();
+            waitUntil(() -> answers.size() >= 2);
+            ConversationDroppedOnComputer b = (ConversationDroppedOnComputer) answers.get(1).getPayload();
+            assertThat(b.getOk()).isTrue();
+            assertThat(b.getRequestId()).isEqualTo("req-b");
+            assertThat(b.getRemovedPaths()).containsExactly(transcript.toString());
+            assertThat(transcript).doesNotExist();
+        } finally {
+            turn.close();
+            x.stop();
+        }
     }
 
     private static KafkaProducer<String, Event> producer() {
