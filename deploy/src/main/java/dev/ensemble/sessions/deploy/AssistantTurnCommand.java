@@ -49,7 +49,8 @@ import java.util.concurrent.Callable;
  * {@code {"error": ..., "status": ..., "answer": ...}} on standard output and ends with code 1; so does a launcher that
  * closes its output without a report (the turn is then reported as not answered). The gateway's address and the
  * event log are the running system's ({@code --data-dir}, as {@code up} wrote them); the token is {@code --token-file}
- * (default: the data folder's {@code computer-token} when there is one, else its {@code token}); the computer's store
+ * (default: the data folder's {@code computer-token}, which {@code up} issues for this computer with the role
+ * {@code computer}, when there is one, else its {@code token}); the computer's store
  * is the data folder's {@code assistant-sessions.json}, the one {@code up}'s computer agent keeps.
  */
 @Command(name = "assistant-turn", mixinStandardHelpOptions = true,
@@ -91,7 +92,7 @@ final class AssistantTurnCommand implements Callable<Integer> {
         }
         URI url = gateway != null ? gateway : URI.create(data.readEndpoints().path("http").asText());
         Path token = tokenFile != null ? tokenFile
-                : Files.exists(data.root().resolve("computer-token")) ? data.root().resolve("computer-token") : data.token();
+                : Files.exists(data.computerToken()) ? data.computerToken() : data.token();
         String bearer = Files.readString(token).strip();
         String who = account != null ? account : System.getProperty("user.name", "local");
         ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),

@@ -59,7 +59,12 @@ record DataDir(Path root) {
         return root.resolve("metrics-token");
     }
 
-    Path tokens() {
+    /** This computer's own token (role computer, owner-only), for the {@code assistant-turn} command. */
+    Path computerToken() {
+        return root.resolve("computer-token");
+    }
+
+        Path tokens() {
         return root.resolve("tokens.json");
     }
 

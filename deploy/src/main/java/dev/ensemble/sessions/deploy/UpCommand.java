@@ -277,6 +277,12 @@ final class UpCommand implements Callable<Integer> {
             data.writeEndpoints(url, bootstrap, securityFile);
             // this computer's id, also with --no-import: `choose` asks in its space (local:<computer-id>)
             String computerId = ComputerId.readOrCreate(data.computerId());
+            // this computer's own token (role computer), which the assistant-turn command sends to POST /api/assistant/turns
+            String computerToken = Files.exists(data.computerToken()) ? Files.readString(data.computerToken()).strip() : null;
+            if (computerToken == null || tokens.authenticate(computerToken)
+                    .filter(p -> p.role().equals("computer") && p.subject().equals(computerId) && p.account().equals(who)).isEmpty()) {
+                DataDir.writePrivate(data.computerToken(), tokens.issue(new Principal(who, "computer", computerId)) + "\n");
+            }
 
             if (!noImport) {
                 AgentStores stores = AgentStores.defaults(DataDir.home(), System.getenv()).withClaudeAndCodex(claudeDirs, codexDirs);
