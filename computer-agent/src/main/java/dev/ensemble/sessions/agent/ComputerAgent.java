@@ -1,5 +1,9 @@
 package dev.ensemble.sessions.agent;
 
+import dev.ensemble.sessions.agent.assistant.AssistantDrops;
+import dev.ensemble.sessions.agent.assistant.AssistantSessions;
+import dev.ensemble.sessions.agent.assistant.AssistantStore;
+import dev.ensemble.sessions.agent.assistant.ChatLocks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * stores as runs and engine events and keeps doing so as they change, writing to the event log through a
  * {@link KafkaEventSink}.
  *
- * <p>Life cycle: {@link #start()} sends a {@code ComputerStatus} (online, capabilities {@code sessionDelete: 1},
+ * <p>Life cycle: {@link #start()} sends a {@code ComputerStatus} (online, capabilities {@code sessionDelete: 1, assistantTurns: 3},
  * guide section 6), then imports once at once and again every poll interval (default 5 s). Each import only
  * looks at files' sizes and modification times and reads what grew (see {@link StoreImporter}). Between polls a
  * {@link StoreWatcher} watches the store folders: a burst of changes, once quiet for {@value #SETTLE_MS} ms, is
@@ -31,12 +35,25 @@ import java.util.concurrent.TimeUnit;
  * <p>Deletions (guide section 6): while started, a {@link DeletionExecutor} carries out every
  * {@code SessionDeletionAccepted} that lists this computer in the same stores ({@link AgentStoreDeleter}) and
  * answers with {@code SessionDeletedOnComputer}; the importer forgets transcripts that disappeared.
+ *
+ * <p>Assistant sessions (guide §5, §6): the store is {@code <state>/assistant-sessions.json} in the assistant state
+ * folder ({@link #withAssistantState}, by default the import state file's folder), shared with the
+ * {@code assistant-turn} command's turns (the store is opened for each use, the chats' locks are shared through their
+ * lock files, {@link ChatLocks#ChatLocks(Path)}). While started, a {@link ConversationDropExecutor} drops each chat whose
+ * deletion the projector accepted for this computer (after its running turn) and answers
+ * {@code ConversationDroppedOnComputer}; every {@link #ASSISTANT_EXPIRY_EVERY} (and at start) the sessions unused past
+ * their keepDays are dropped ({@link AssistantDrops#dropExpired}). {@code ComputerStatus} announces
+ * {@code assistantTurns: 3}.
  */
 public final class ComputerAgent {
     /** The default poll interval. */
     public static final Duration DEFAULT_POLL = Duration.ofSeconds(5);
     /** What this computer reports it can do. */
-    public static final Map<String, Integer> CAPABILITIES = Map.of("sessionDelete", 1);
+    public static final Map<String, Integer> CAPABILITIES = Map.of("sessionDelete", 1, "assistantTurns", 3);
+    /** How often the assistant sessions unused past their keepDays are looked for (guide §5). */
+    public static final Duration ASSISTANT_EXPIRY_EVERY = Duration.ofHours(1);
+    /** How long a use of the assistant sessions store waits while another process has it open. */
+    static final Duration STORE_WAIT = Duration.ofSeconds(60);
     private static final Logger log = LoggerFactory.getLogger(ComputerAgent.class);
     /** How long a burst of changes to the stores must be quiet before it is imported. */
     static final long SETTLE_MS = 100;
@@ -51,6 +68,10 @@ public final class ComputerAgent {
     private Map<String, ?> clientProperties = Map.of();
     private KafkaEventSink sink;
     private DeletionExecutor deletions;
+    private ConversationDropExecutor conversationDrops;
+    private Path assistantStateDir;
+    private ChatLocks assistantLocks;
+    private AssistantStore assistantStore;
     private ScheduledExecutorService scheduler;
     private StoreWatcher watcher;
     /** Files the watcher saw change that no import has taken yet; guarded by itself. */
@@ -96,6 +117,24 @@ public final class ComputerAgent {
         this.importer = new StoreImporter(config, progress);
         this.summaryShownElsewhere = progress != ImportProgress.NONE;
         this.events = new EventFactory(config);
+        Path parent = config.stateFile().toAbsolutePath().getParent();
+        withAssistantState(parent != null ? parent : config.stateFile().toAbsolutePath());
+    }
+
+    /**
+     * The folder of {@code assistant-sessions.json}, the chats' own folders and their lock files (by default the import
+     * state file's folder); before {@link #start()}.
+     */
+    public synchronized ComputerAgent withAssistantState(Path stateDir) {
+        this.assistantStateDir = stateDir.toAbsolutePath().normalize();
+        this.assistantLocks = new ChatLocks(assistantStateDir);
+        this.assistantStore = AssistantStore.opening(assistantStateDir, config.clock(), STORE_WAIT);
+        return this;
+    }
+
+    /** The folder of the assistant sessions (see {@link #withAssistantState}). */
+    public synchronized Path assistantState() {
+        return assistantStateDir;
     }
 
     /**
@@ -151,17 +190,47 @@ public final class ComputerAgent {
         sink.accept(events.computerStatus(true, CAPABILITIES));
         deletions = new DeletionExecutor(bootstrapServers, clientProperties, config, new AgentStoreDeleter(stores), sink);
         deletions.start();
+        conversationDrops = new ConversationDropExecutor(bootstrapServers, clientProperties, config, assistantStore,
+                new AgentStoreDeleter(stores), assistantLocks, ConversationDropExecutor.DEFAULT_TURN_WAIT, sink);
+        conversationDrops.start();
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "computer-agent-import");
             t.setDaemon(true);
             return t;
         });
         scheduler.scheduleWithFixedDelay(this::importOnce, 0, pollInterval.toMillis(), TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::dropExpiredAssistantSessions, 0, ASSISTANT_EXPIRY_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         watcher = new StoreWatcher(stores, Duration.ofMillis(SETTLE_MS), this::changed, this::lostChanges);
         boolean watching = watcher.start();
         log.info("computer agent {} started for account {}: {}, {}every {}",
                 config.computerId(), config.account(), stores.all(),
                 watching ? "watching " + watcher.folders() + " folders for changes and looking at everything " : "", pollInterval);
+    }
+
+    /**
+     * Drops the assistant sessions unused past their keepDays (guide §5 "Sessions unused for 30 days (or the chat's
+     * keepDays) are dropped and deleted from the agent"), skipping a chat whose turn runs now (it is in use); never
+     * throws. Nothing is opened when there is no store yet.
+     */
+    void dropExpiredAssistantSessions() {
+        if (!java.nio.file.Files.exists(assistantStateDir.resolve(AssistantSessions.FILE))) {
+            return;
+        }
+        try {
+            java.time.Instant now = config.clock().instant();
+            List<AssistantDrops.Dropped> dropped = assistantStore.with(s ->
+                    new AssistantDrops(s, new AgentStoreDeleter(stores), assistantLocks, config.computerId()).dropExpired(now, Duration.ofSeconds(1)));
+            for (AssistantDrops.Dropped d : dropped) {
+                if (d.confirmed()) {
+                    log.info("assistant session of chat {} ({} {}) unused past its keepDays: dropped, {} paths{}", d.key(), d.agent(),
+                            d.sessionId(), d.removedCount(), d.keptInAgent().isEmpty() ? "" : ", kept in the agent: " + d.keptInAgent());
+                } else {
+                    log.warn("assistant session of chat {} unused past its keepDays could not be dropped: {}", d.key(), d.error());
+                }
+            }
+        } catch (RuntimeException e) {
+            log.error("dropping the assistant sessions unused past their keepDays failed; trying again in {}", ASSISTANT_EXPIRY_EVERY, e);
+        }
     }
 
     /** The watcher saw {@code files} change: import them next on the import thread (one queued import takes them all). */
@@ -257,6 +326,8 @@ public final class ComputerAgent {
         }
         deletions.stop();
         deletions = null;
+        conversationDrops.stop();
+        conversationDrops = null;
         try {
             sink.accept(events.computerStatus(false, CAPABILITIES));
             sink.flush();

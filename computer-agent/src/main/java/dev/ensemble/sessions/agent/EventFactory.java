@@ -16,19 +16,19 @@ import java.util.UUID;
  * {@code space = local:<computerId>}, {@code source = computer:<computerId>}, {@code recordedAt} from the
  * importer's clock, and a deterministic event id.
  */
-final class EventFactory {
+public final class EventFactory {
     private final ImportConfig config;
 
-    EventFactory(ImportConfig config) {
+    public EventFactory(ImportConfig config) {
         this.config = config;
     }
 
-    String computerId() {
+    public String computerId() {
         return config.computerId();
     }
 
     /** The name-based (version 3) UUID of {@code name}: the same name always gives the same event id. */
-    static String eventId(String name) {
+    public static String eventId(String name) {
         byte[] md5 = MD5.get().digest(name.getBytes(StandardCharsets.UTF_8));
         md5[6] = (byte) ((md5[6] & 0x0f) | 0x30); // version 3, as UUID.nameUUIDFromBytes
         md5[8] = (byte) ((md5[8] & 0x3f) | 0x80); // IETF variant
@@ -51,7 +51,7 @@ final class EventFactory {
     });
 
     /** An event with the id named by {@code idName}, occurring at {@code occurredAt} (truncated to milliseconds). */
-    Event event(String idName, Instant occurredAt, Object payload) {
+    public Event event(String idName, Instant occurredAt, Object payload) {
         return Event.newBuilder()
                 .setEventId(eventId(idName))
                 .setAccount(config.account())

@@ -62,7 +62,7 @@ class ComputerAgentKafkaTest {
             assertThat(got.get(0).value().getPayload()).isInstanceOfSatisfying(ComputerStatus.class, s -> {
                 assertThat(s.getComputerId()).isEqualTo(Stores.COMPUTER);
                 assertThat(s.getOnline()).isTrue();
-                assertThat(s.getCapabilities()).isEqualTo(Map.of("sessionDelete", 1));
+                assertThat(s.getCapabilities()).isEqualTo(Map.of("sessionDelete", 1, "assistantTurns", 3));
             });
             assertThat(ids(got).subList(1, got.size())).containsExactlyElementsOf(expected); // in order, once
 

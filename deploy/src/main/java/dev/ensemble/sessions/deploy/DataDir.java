@@ -59,7 +59,12 @@ record DataDir(Path root) {
         return root.resolve("metrics-token");
     }
 
-    Path tokens() {
+    /** This computer's own token (role computer, owner-only), for the {@code assistant-turn} command. */
+    Path computerToken() {
+        return root.resolve("computer-token");
+    }
+
+        Path tokens() {
         return root.resolve("tokens.json");
     }
 
@@ -69,6 +74,14 @@ record DataDir(Path root) {
 
     Path importState(String name) {
         return root.resolve(name);
+    }
+
+    /**
+     * The computer agent's assistant state: {@code assistant-sessions.json}, the chats' folders {@code assistant/} and
+     * their lock files {@code assistant-locks/} (the data folder itself, where {@code import-state.json} is).
+     */
+    Path assistantState() {
+        return root;
     }
 
     Path endpoints() {

@@ -9,13 +9,14 @@ import picocli.CommandLine.Command;
  * cluster of one's own ({@link RunCommand}), {@code import} reads agent stores into a running system, {@code sessions}
  * lists the person's agent sessions and {@code show} one with the command that resumes it, {@code login} prints a
  * one-time login link for the web page, {@code choose} asks whether
- * a task should continue one of them, {@code bench} measures the projector.
+ * a task should continue one of them, {@code bench} measures the projector, {@code assistant-turn} decides and records
+ * one assistant turn for the program that runs the agent.
  */
 @Command(name = "ensemble-sessions", mixinStandardHelpOptions = true, version = "ensemble-sessions 0.1.0",
         description = "Records every run of your coding agents as events on Kafka and derives their sessions.",
         subcommands = {UpCommand.class, ImportCommand.class, SessionsCommand.class, ShowCommand.class, LoginCommand.class, ChooseCommand.class,
                 EvaluateChoiceCommand.class, BenchCommand.class, RecalibrateCommand.class, RebuildCommand.class, SoakCommand.class,
-                RunCommand.class})
+                RunCommand.class, AssistantTurnCommand.class})
 public final class EnsembleSessions implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

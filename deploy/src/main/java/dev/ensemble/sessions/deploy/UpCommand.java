@@ -277,13 +277,20 @@ final class UpCommand implements Callable<Integer> {
             data.writeEndpoints(url, bootstrap, securityFile);
             // this computer's id, also with --no-import: `choose` asks in its space (local:<computer-id>)
             String computerId = ComputerId.readOrCreate(data.computerId());
+            // this computer's own token (role computer), which the assistant-turn command sends to POST /api/assistant/turns
+            String computerToken = Files.exists(data.computerToken()) ? Files.readString(data.computerToken()).strip() : null;
+            if (computerToken == null || tokens.authenticate(computerToken)
+                    .filter(p -> p.role().equals("computer") && p.subject().equals(computerId) && p.account().equals(who)).isEmpty()) {
+                DataDir.writePrivate(data.computerToken(), tokens.issue(new Principal(who, "computer", computerId)) + "\n");
+            }
 
             if (!noImport) {
                 AgentStores stores = AgentStores.defaults(DataDir.home(), System.getenv()).withClaudeAndCodex(claudeDirs, codexDirs);
                 ImportConfig config = new ImportConfig(who, computerId, Clock.systemUTC(),
                         data.importState("import-state.json"));
                 ComputerAgent agent = new ComputerAgent(bootstrap, config, stores, Duration.ofSeconds(pollSeconds),
-                        new ImportProgressBar(System.out)).withClientProperties(security).withMeters(meters);
+                        new ImportProgressBar(System.out)).withClientProperties(security).withMeters(meters)
+                        .withAssistantState(data.assistantState()); // shared with the assistant-turn command
                 running.add(agent::stop);
                 System.out.println("Importing agent sessions (and keeping them up to date) from "
                         + stores.all().stream().filter(e -> Files.isDirectory(e.getValue())).count() + " of "

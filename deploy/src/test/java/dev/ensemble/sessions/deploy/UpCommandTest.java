@@ -186,6 +186,10 @@ class UpCommandTest {
             Path credentials = data.resolve(LocalKafka.CLIENT_PROPERTIES);
             assertThat(endpoints.path("clientProperties").asText()).isEqualTo(credentials.toString());
             String token = Files.readString(data.resolve("token")).strip();
+            String computerToken = Files.readString(data.resolve("computer-token")).strip();
+            assertThat(computerToken).as("the computer's own token, for assistant-turn").startsWith("es_").isNotEqualTo(token);
+            com.fasterxml.jackson.databind.JsonNode principals = DataDir.JSON.readTree(data.resolve("tokens.json").toFile());
+            assertThat(principals.findValuesAsText("role")).contains("admin", "computer");
             java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
             int sessions = 0;
             long until = System.currentTimeMillis() + 90_000;

@@ -200,6 +200,47 @@ public final class AssistantDrops {
     }
 
     /**
+     * Leaves nothing of a one-off completion (guide §5 "a one-off completion ... keeps no session, and leaves none in
+     * the agent", {@link TurnRules.OneOff#DELETE_AFTER_TURN}): deletes the agent's session {@code sessionId} (when the
+     * agent kept one; an agent this computer never deletes from keeps it, named in {@link Dropped#keptInAgent()}) and
+     * the chat's own folder the turn worked in. The calling thread must hold the chat's lock (the turn's).
+     *
+     * @throws IllegalStateException when the calling thread does not hold the chat's lock
+     */
+    public Dropped dropOneOff(String key, String agent, String sessionId) {
+        if (!locks.heldByCurrentThread(key)) {
+            throw new IllegalStateException("dropping one-off " + key + " needs the chat's lock, held by the turn");
+        }
+        String linked = linkedChatFolders();
+        if (linked != null) {
+            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, List.of(), List.of(), List.of(), false, false, linked);
+        }
+        List<String> removed = new ArrayList<>();
+        List<AssistantSessions.Retired> kept = new ArrayList<>();
+        if (sessionId != null && agent != null) {
+            if (AgentStoreDeleter.deletes(agent)) {
+                AgentStoreDeleter.Result r = deleter.delete(agent, List.of(sessionId));
+                removed.addAll(r.removedPaths());
+                if (!r.ok()) {
+                    return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, List.of(), List.of(), removed, false, false,
+                            "the agent's session: " + r.error());
+                }
+            } else {
+                kept.add(new AssistantSessions.Retired(agent, sessionId));
+            }
+        }
+        boolean folderRemoved;
+        try {
+            folderRemoved = FileTrees.deleteTree(sessions.chatFolder(key), removed);
+        } catch (IOException | UncheckedIOException e) {
+            return new Dropped(key, computerId, Outcome.FAILED, agent, sessionId, List.of(), kept, removed, false, false,
+                    "the chat's folder: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        return new Dropped(key, computerId, removed.isEmpty() && kept.isEmpty() ? Outcome.ALREADY_GONE : Outcome.DROPPED, agent,
+                sessionId, List.of(), kept, removed, false, folderRemoved, null);
+    }
+
+    /**
      * The chats whose session has gone unused past its keepDays at {@code now} (guide §5 "Sessions unused for 30 days
      * (or the chat's keepDays) are dropped and deleted from the agent"; an ask's keepDays 1 is "a computer that cannot
      * delete on request yet drops it itself a day later"): the end of its last turn plus keepDays, 30 days when none

@@ -1,5 +1,15 @@
 package dev.ensemble.sessions.agent.assistant;
 
+import dev.ensemble.sessions.assistant.TurnRules;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -15,9 +25,29 @@ import java.util.concurrent.locks.ReentrantLock;
  * map's atomic {@code compute} for the key, and the lock is removed when the count comes back to 0 (after the unlock,
  * or when a wait gives up). Everyone who uses the chat at once shares the same lock, so removing it never lets two
  * threads hold two locks of one chat.
+ *
+ * <p>Across processes ({@link #ChatLocks(Path)}): the computer agent and an agent launcher's {@code assistant-turn}
+ * command are two processes on one state folder, so the holder also takes an OS file lock on
+ * {@code <state>/assistant-locks/<chat folder name>.lock} ({@link FileChannel#tryLock}), once, when it first takes the
+ * chat's lock on its thread, and releases it with its last {@link Held#close()}. A process that dies releases it. The
+ * lock files are left in place (empty; taking a lock on a file someone might be deleting would race).
  */
 public final class ChatLocks {
+    /** The folder of the chats' lock files in the state folder. */
+    public static final String LOCK_FOLDER = "assistant-locks";
     private final ConcurrentHashMap<String, Counted> locks = new ConcurrentHashMap<>();
+    /** The folder of the chats' OS lock files, or null: locks in this process only. */
+    private final Path lockFolder;
+
+    /** Locks within this process only. */
+    public ChatLocks() {
+        this.lockFolder = null;
+    }
+
+    /** Locks shared with the other processes of the state folder {@code stateDir}: see the class comment. */
+    public ChatLocks(Path stateDir) {
+        this.lockFolder = stateDir.toAbsolutePath().normalize().resolve(LOCK_FOLDER);
+    }
 
     /** A chat's lock and how many hold or wait for it; {@code users} changes only inside the map's compute. */
     private static final class Counted {
@@ -29,11 +59,13 @@ public final class ChatLocks {
     public final class Held implements AutoCloseable {
         private final String key;
         private final Counted counted;
+        private final FileChannel file;
         private boolean closed;
 
-        private Held(String key, Counted counted) {
+        private Held(String key, Counted counted, FileChannel file) {
             this.key = key;
             this.counted = counted;
+            this.file = file;
         }
 
         @Override
@@ -42,6 +74,13 @@ public final class ChatLocks {
                 return;
             }
             closed = true;
+            if (file != null) {
+                try {
+                    file.close(); // releases the OS lock
+                } catch (IOException ignored) {
+                    // closing the channel releases the lock whatever it reports
+                }
+            }
             counted.lock.unlock();
             release(key);
         }
@@ -61,7 +100,11 @@ public final class ChatLocks {
         locks.computeIfPresent(key, (k, c) -> --c.users == 0 ? null : c);
     }
 
-    /** Waits for the chat's lock (a turn). */
+    /**
+     * Waits for the chat's lock (a turn), and the other processes' (its lock file) when shared.
+     *
+     * @throws UncheckedIOException when the lock file cannot be made or locked
+     */
     public Held hold(String key) {
         Counted c = use(key);
         try {
@@ -70,7 +113,70 @@ public final class ChatLocks {
             release(key);
             throw e;
         }
-        return new Held(key, c);
+        try {
+            return new Held(key, c, fileLock(key, c, 0, true));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            c.lock.unlock();
+            release(key);
+            throw new IllegalStateException("interrupted while waiting for chat " + key + "'s lock file", e);
+        } catch (RuntimeException | Error e) {
+            c.lock.unlock();
+            release(key);
+            throw e;
+        }
+    }
+
+    /**
+     * The OS lock on the chat's lock file, taken when the thread's hold of the in-process lock is its first (an inner
+     * hold shares the outer one's); null when not shared or an inner hold. Waits until {@code deadline} (nano time), or
+     * for ever;
+     * null then too, with {@code c}'s lock to be released by the caller, when it could not be had.
+     */
+    private FileChannel fileLock(String key, Counted c, long deadline, boolean forever) throws InterruptedException {
+        if (lockFolder == null || c.lock.getHoldCount() > 1) {
+            return null;
+        }
+        Path f = lockFolder.resolve(TurnRules.chatFolderName(key) + ".lock");
+        FileChannel ch;
+        try {
+            Files.createDirectories(lockFolder);
+            ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open chat " + key + "'s lock file " + f, e);
+        }
+        try {
+            while (true) {
+                FileLock l;
+                try {
+                    l = ch.tryLock();
+                } catch (OverlappingFileLockException sameProcess) {
+                    l = null; // another ChatLocks of this process holds it
+                }
+                if (l != null) {
+                    return ch;
+                }
+                if (!forever && System.nanoTime() - deadline >= 0) {
+                    ch.close();
+                    return null;
+                }
+                Thread.sleep(20);
+            }
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new UncheckedIOException("cannot lock chat " + key + "'s lock file " + f, e);
+        } catch (InterruptedException | RuntimeException | Error e) {
+            closeQuietly(ch);
+            throw e;
+        }
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // it releases what it held whatever it reports
+        }
     }
 
     /**
@@ -79,6 +185,7 @@ public final class ChatLocks {
      * @throws InterruptedException when interrupted while waiting
      */
     public Held tryHold(String key, Duration wait) throws InterruptedException {
+        long deadline = System.nanoTime() + wait.toNanos();
         Counted c = use(key);
         boolean got = false;
         try {
@@ -88,7 +195,23 @@ public final class ChatLocks {
                 release(key);
             }
         }
-        return got ? new Held(key, c) : null;
+        if (!got) {
+            return null;
+        }
+        FileChannel file;
+        try {
+            file = fileLock(key, c, deadline, false);
+        } catch (InterruptedException | RuntimeException | Error e) {
+            c.lock.unlock();
+            release(key);
+            throw e;
+        }
+        if (file == null && lockFolder != null && c.lock.getHoldCount() == 1) {
+            c.lock.unlock(); // another process's turn holds the chat
+            release(key);
+            return null;
+        }
+        return new Held(key, c, file);
     }
 
     /** Whether the calling thread holds the chat's lock (a turn's own thread, between its hold and close). */

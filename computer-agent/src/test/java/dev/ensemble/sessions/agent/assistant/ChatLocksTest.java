@@ -14,6 +14,38 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** A chat's lock is kept only while someone holds or waits for it, and one chat never has two locks at once. */
 class ChatLocksTest {
+    @org.junit.jupiter.api.io.TempDir
+    java.nio.file.Path tmp;
+
+    @Test
+    void aTurnInAnotherProcessHoldsTheChatUntilItEnds() throws Exception {
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process other = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), HoldChatLock.class.getName(),
+                tmp.toString(), "chat-1").redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(other.getInputStream()));
+            assertThat(out.readLine()).as("the other process holds chat-1").isEqualTo("held");
+            ChatLocks locks = new ChatLocks(tmp);
+            assertThat(locks.tryHold("chat-1", Duration.ofMillis(300))).as("held by the other process").isNull();
+            assertThat(locks.size()).isZero();
+            try (ChatLocks.Held h = locks.tryHold("chat-2", Duration.ofMillis(300))) {
+                assertThat(h).as("another chat is free").isNotNull();
+            }
+            other.getOutputStream().close(); // the other turn ends
+            try (ChatLocks.Held h = locks.tryHold("chat-1", Duration.ofSeconds(20))) {
+                assertThat(h).as("free once the other process let go").isNotNull();
+                try (ChatLocks.Held inner = locks.hold("chat-1")) {
+                    assertThat(locks.heldByCurrentThread("chat-1")).as("held twice by one thread: one lock file").isTrue();
+                }
+                ChatLocks second = new ChatLocks(tmp);
+                assertThat(second.tryHold("chat-1", Duration.ofMillis(100))).as("still held after the inner hold closed").isNull();
+            }
+            assertThat(other.waitFor(20, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            other.destroy();
+        }
+    }
+
     @Test
     void aChatsLockIsRemovedOnceNoOneHoldsOrWaitsForIt() throws Exception {
         ChatLocks locks = new ChatLocks();
