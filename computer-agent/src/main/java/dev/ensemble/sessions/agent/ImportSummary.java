@@ -36,6 +36,7 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
     public static final class Store {
         private final String agent;
         private final Path root;
+        private final String name;
         boolean present;
         int transcripts;
         int read;
@@ -47,6 +48,7 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
         Store(String agent, Path root) {
             this.agent = agent;
             this.root = root;
+            this.name = AgentStores.displayName(agent, root);
         }
 
         /** A store's figures as given (see the accessors). */
@@ -69,6 +71,11 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
         /** The agent's standard name ({@code claude-code}, {@code gemini-cli}, ...). */
         public String agent() {
             return agent;
+        }
+
+        /** The name a person knows the store's agent by: "Claude Code", ..., "kimi-cli" for {@code ~/.kimi}. */
+        public String name() {
+            return name;
         }
 
         /** The store folder. */
@@ -117,7 +124,7 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
          */
         @Override
         public String toString() {
-            StringBuilder b = new StringBuilder(AgentStores.displayName(agent)).append(" (").append(root).append("): ");
+            StringBuilder b = new StringBuilder(name).append(" (").append(root).append("): ");
             if (unreadable != null) {
                 return b.append("unreadable: ").append(unreadable).toString();
             }
