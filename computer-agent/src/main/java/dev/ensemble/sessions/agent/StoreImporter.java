@@ -490,6 +490,12 @@ public final class StoreImporter {
             SessionParser parser = parser(c, fs);
             List<Skip> malformed = new ArrayList<>();
             try {
+                if (parser instanceof GeminiParser && c.folder() == null && fs.session.cwd == null) {
+                    // a project hash no known path has: the folder its tools worked in, known before the first claim
+                    String folder = GeminiParser.folderFromTools(c.format() == Format.LINES ? geminiLines(c)
+                            : AgentDiscovery.records(c.format(), c.path(), c.root(), c.id()));
+                    parser.cwd(folder);
+                }
                 if (c.format() != Format.LINES) {
                     List<JsonNode> records = AgentDiscovery.records(c.format(), c.path(), c.root(), c.id());
                     int i = (int) Math.min(fs.lines, records.size());
@@ -547,6 +553,25 @@ public final class StoreImporter {
             }
             parser.finish(c.mtime() < idleBefore);
             return new Parsed(c, fs, parser, from, malformed, null);
+        }
+
+        /** Every line of a Gemini CLI JSONL chat that is a message with tool calls (a malformed line is left out). */
+        private List<JsonNode> geminiLines(Candidate c) throws IOException {
+            byte[] toolCalls = "\"toolCalls\"".getBytes(StandardCharsets.UTF_8);
+            List<JsonNode> lines = new ArrayList<>();
+            readLines(c.path(), 0, c.size(), 0, (bytes, off, len, lineNo) -> {
+                if (contains(bytes, off, len, toolCalls)) {
+                    try {
+                        JsonNode n = MAPPER.readTree(bytes, off, len); // whole: the tools' results name the paths
+                        if (n != null) {
+                            lines.add(n);
+                        }
+                    } catch (IOException e) {
+                        // the main pass reports it as a malformed line
+                    }
+                }
+            });
+            return lines;
         }
 
         /** Applies what reading one transcript gave: its state, its events, its skips (in the file order). */

@@ -14,7 +14,8 @@ import static dev.ensemble.sessions.agent.AgentDetailsTest.write;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * A Qwen Code chat whose person went back and edited an earlier message (a {@code uuid}/{@code parentUuid} branch).
+ * A Qwen Code chat whose person went back and edited an earlier message (a {@code uuid}/{@code parentUuid} branch),
+ * and a Gemini CLI chat whose project folder no known path hashes to.
  */
 class BranchesAndFoldersTest {
     static final String T = "2026-03-01T10:00:0";
@@ -79,5 +80,29 @@ class BranchesAndFoldersTest {
         List<RunClaimed> claims = got.claims(QWEN);
         assertThat(claims).hasSize(2);
         assertThat(got.done(claims.get(0).getRunId()).getReportSummary()).isNull();
+    }
+
+    @Test
+    void aGeminiChatWhoseProjectHashNoKnownPathHasTakesTheFolderItsToolsWorkedIn() {
+        Stores stores = Stores.empty(tmp);
+        Path chats = stores.home.resolve(".gemini/tmp/0123abcd/chats");
+        write(chats.resolve("session-2026-03-01T10-00-bbbbbbbb.jsonl"),
+                "{\"sessionId\":\"bbbbbbbb-1\",\"projectHash\":\"0123abcd\",\"startTime\":\"" + T + "0Z\",\"kind\":\"main\"}",
+                "{\"id\":\"u1\",\"timestamp\":\"" + T + "1Z\",\"type\":\"user\",\"content\":[{\"text\":\"fix the tests\"}]}",
+                "{\"id\":\"g1\",\"timestamp\":\"" + T + "2Z\",\"type\":\"gemini\",\"content\":\"\",\"model\":\"gemini-2.5-pro\","
+                        + "\"toolCalls\":[{\"id\":\"t1\",\"name\":\"read_file\",\"args\":{\"absolute_path\":\"/home/ana/app/src/a.ts\"}},"
+                        + "{\"id\":\"t2\",\"name\":\"replace\",\"args\":{\"file_path\":\"/home/ana/app/test/a.test.ts\"}}]}");
+        write(stores.home.resolve(".gemini/tmp/4567cdef/chats/session-2026-03-01T10-00-cccccccc.jsonl"),
+                "{\"sessionId\":\"cccccccc-1\",\"projectHash\":\"4567cdef\",\"startTime\":\"" + T + "0Z\",\"kind\":\"main\"}",
+                "{\"id\":\"u1\",\"timestamp\":\"" + T + "1Z\",\"type\":\"user\",\"content\":[{\"text\":\"compare\"}]}",
+                "{\"id\":\"g1\",\"timestamp\":\"" + T + "2Z\",\"type\":\"gemini\",\"content\":\"\",\"model\":\"gemini-2.5-pro\","
+                        + "\"toolCalls\":[{\"id\":\"t1\",\"name\":\"read_file\",\"args\":{\"absolute_path\":\"/etc/hosts\"}},"
+                        + "{\"id\":\"t2\",\"name\":\"read_file\",\"args\":{\"absolute_path\":\"/home/ana/notes.md\"}}]}");
+
+        Imported got = stores.importStores(stores.importer());
+
+        assertThat(got.claims("bbbbbbbb-1")).singleElement().satisfies(c -> assertThat(c.getFolder()).isEqualTo("/home/ana/app"));
+        // paths with no common folder but the root: unknown
+        assertThat(got.claims("cccccccc-1")).singleElement().satisfies(c -> assertThat(c.getFolder()).isNull());
     }
 }

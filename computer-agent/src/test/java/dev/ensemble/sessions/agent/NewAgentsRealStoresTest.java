@@ -44,14 +44,15 @@ class NewAgentsRealStoresTest {
     void everyAgentsSessionsAreImportedWithTheirAgentFolderRunsFirstPromptAndFill() {
         Imported got = stores.importStores(stores.importer());
 
-        // Gemini CLI, old single-JSON format: 5 prompts; the folder is only a hash no known path has (scrubbed): unknown
+        // Gemini CLI, old single-JSON format: 5 prompts; the folder is only a hash no known path has (scrubbed): the
+        // folder is where its tools wrote (a relative file_path, the absolute path in the tool's result)
         List<RunClaimed> gemini = got.claims(GEMINI_OLD);
         assertThat(gemini).extracting(c -> c.getTask().getTitle())
                 .containsExactly("show tools", "expore repository and figure out issues. focus on adaptability and security",
                         "create hello.md file", "add 5 lines of random text", "remove 2 and 3 line");
         assertThat(gemini).allSatisfy(c -> {
             assertThat(c.getAgent()).isEqualTo("gemini-cli");
-            assertThat(c.getFolder()).isNull();
+            assertThat(c.getFolder()).isEqualTo("/Users/user/repos/EPMCDME/codemie-ai/codemie-code");
         });
         assertThat(gemini.get(0).getRunId()).isEqualTo("gemini-cli:" + GEMINI_OLD);
         assertThat(gemini.get(1).getModel()).isEqualTo("gemini-3-pro");
