@@ -13,7 +13,10 @@ import java.util.stream.Collectors;
  * @param runs         runs claimed ({@code RunClaimed} events sent)
  * @param engineEvents {@code EngineEvent}s sent
  * @param events       events sent in all (claims, status changes, engine events)
- * @param filesRead    transcripts read (new bytes of a changed file)
+ * @param filesRead    files read: every changed file (size or time not as last read) that was read or tried, whatever
+ *                     it turned out to hold (new lines, nothing new, not a transcript, unreadable): the count the
+ *                     progress bar shows ({@link ImportProgress#onStart}); files left out unread (unchanged, a
+ *                     sub-agent's by name) are not counted
  * @param skipped      what was left out, each with its file and reason: whole files ("unchanged",
  *                     "not a transcript", "sub-agent transcript", "unreadable: ...") and single lines of a file that
  *                     was read ("malformed line N: ..."); a malformed line never stops the import
@@ -93,7 +96,7 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
             return transcripts;
         }
 
-        /** Transcripts read this time (new or changed). */
+        /** Files read this time (changed; see {@link ImportSummary#filesRead()}). */
         public int read() {
             return read;
         }
@@ -184,7 +187,7 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
     }
 
     /**
-     * One line, e.g. {@code imported 6 sessions, 42 runs, 247 engine events from 6 files; 2 files skipped
+     * One line, e.g. {@code imported 6 sessions, 42 runs, 247 engine events from 7 files; 2 files skipped
      * (1 not a transcript, 1 unchanged); 1 malformed line skipped}.
      */
     @Override

@@ -319,25 +319,21 @@ public final class StoreImporter {
             }
             found.sort(Comparator.comparingLong(Candidate::mtime).thenComparing(c -> c.path().toString()));
 
-            int toRead = 0;
+            // the files this import reads: the changed ones (size or time not as last read), neither a sub-agent's nor
+            // left out by name; the progress bar and the summary ("from N files", "N files checked") count the same
+            List<Candidate> changed = new ArrayList<>();
             long bytes = 0;
             for (Candidate c : found) {
-                if (!c.subAgent() && !unchanged(c)) {
-                    toRead++;
+                if (c.skip() == null && !c.subAgent() && !unchanged(c)) {
+                    changed.add(c);
                     FileState fs = st.files.get(c.key());
                     bytes += fs == null || c.size() < fs.offset ? c.size() : c.size() - fs.offset;
                 }
             }
-            progress.onStart(toRead, bytes);
+            progress.onStart(changed.size(), bytes);
 
             long idleBefore = config.clock().millis() - IDLE.toMillis();
             // changed transcripts are read in parallel (each on its own) a few ahead, and applied in order here
-            List<Candidate> changed = new ArrayList<>();
-            for (Candidate c : found) {
-                if (c.skip() == null && !c.subAgent() && !unchanged(c)) {
-                    changed.add(c);
-                }
-            }
             ExecutorService readers = changed.size() > 1 ? Executors.newFixedThreadPool(READERS, r -> {
                 Thread t = new Thread(r, "computer-agent-reader");
                 t.setDaemon(true);
@@ -579,8 +575,12 @@ public final class StoreImporter {
             Candidate c = r.c();
             FileState fs = r.fs();
             SessionParser parser = r.parser();
+            ImportSummary.Store report = store(c.agent(), c.root());
+            filesRead++; // a changed file: read, or tried (the progress bar counts it too)
+            report.read++;
             if (r.unreadable() != null) {
                 skipped.add(new Skip(c.path(), "unreadable: " + r.unreadable()));
+                progress.onFile(c.path(), 0);
                 return;
             }
             fs.size = c.size();
@@ -590,7 +590,6 @@ public final class StoreImporter {
             long readBytes = c.format() == Format.LINES ? fs.offset - r.from() : 0;
             filesSinceCheckpoint++;
             bytesSinceCheckpoint += readBytes;
-            ImportSummary.Store report = store(c.agent(), c.root());
             if (!fs.session.recognized) {
                 skipped.add(new Skip(c.path(), fs.lines > 0 ? "not a transcript"
                         : c.format() == Format.LINES ? "no complete line yet" : "no messages yet"));
@@ -603,8 +602,6 @@ public final class StoreImporter {
                 }
                 send(parser);
                 report.runs += runs - runsBefore;
-                report.read++;
-                filesRead++;
                 skipped.addAll(r.malformed());
             }
             progress.onFile(c.path(), readBytes);

@@ -266,16 +266,17 @@ class IncrementalImportTest {
 
             @Override
             public void onDone(ImportSummary summary) {
-                calls.add("done " + summary.runs());
+                calls.add("done " + summary.runs() + " from " + summary.filesRead());
             }
         });
 
         stores.importAll(importer);
         stores.importAll(importer);
 
-        // 8 Claude Code files (one not a transcript) and 2 Codex rollouts; the sub-agents are not read
+        // 8 Claude Code files (one not a transcript, one a sub-agent's found only by reading it) and 2 Codex rollouts;
+        // the sub-agents named as such are not read. The summary counts the files the bar counts.
         assertThat(calls).containsExactly("start 10 true", "file", "file", "file", "file", "file", "file", "file",
-                "file", "file", "file", "done 13", "start 0 false", "done 0");
+                "file", "file", "file", "done 13 from 10", "start 0 false", "done 0 from 0");
     }
 
     /** The offset just after the {@code n}th line end. */

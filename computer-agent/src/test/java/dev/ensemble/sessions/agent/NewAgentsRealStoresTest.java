@@ -141,6 +141,32 @@ class NewAgentsRealStoresTest {
     }
 
     @Test
+    void theProgressBarAndTheSummaryCountTheSameFiles() {
+        int[] started = new int[1];
+        int[] each = new int[1];
+        StoreImporter importer = new StoreImporter(stores.config(), new ImportProgress() {
+            @Override
+            public void onStart(int files, long bytes) {
+                started[0] = files;
+            }
+
+            @Override
+            public void onFile(Path file, long bytes) {
+                each[0]++;
+            }
+        });
+
+        ImportSummary summary = stores.importStores(importer).summary();
+
+        // OpenCode's session without messages is read and left out: one of the files read, and one skipped
+        assertThat(summary.skippedFilesByKind()).containsEntry("no messages yet", 1L);
+        assertThat(summary.filesRead()).isEqualTo(started[0]).isEqualTo(each[0]);
+        assertThat(summary.toString()).isEqualTo("imported 15 sessions, 65 runs, 264 engine events from 16 files; 4 files skipped "
+                + "(1 no messages yet, 3 sub-agent transcript)");
+        assertThat(started[0]).isEqualTo(16);
+    }
+
+    @Test
     void importingAgainSendsNothingAndFromScratchTheSameIds() {
         Imported first = stores.importStores(stores.importer());
         Imported again = stores.importStores(stores.importer());
