@@ -463,8 +463,12 @@ public final class StoreImporter {
         }
 
         /** What reading one changed transcript gave, before it is applied to the state and sent. */
+        /**
+         * @param fresh whether new lines (or records) were read: when not (a file touched, nothing written), the only
+         *              events are the 30-minute rule's closes
+         */
         private record Parsed(Candidate c, FileState fs, SessionParser parser, long from, List<Skip> malformed,
-                              String unreadable) {
+                              String unreadable, boolean fresh) {
         }
 
         /**
@@ -483,6 +487,7 @@ public final class StoreImporter {
                 fs = MAPPER.convertValue(old, FileState.class);
             }
             long from = fs.offset;
+            long linesBefore = fs.lines;
             SessionParser parser = parser(c, fs);
             List<Skip> malformed = new ArrayList<>();
             try {
@@ -545,10 +550,10 @@ public final class StoreImporter {
                     fs.lines = end[1];
                 }
             } catch (IOException | UncheckedIOException e) {
-                return new Parsed(c, fs, parser, from, malformed, e.getMessage());
+                return new Parsed(c, fs, parser, from, malformed, e.getMessage(), false);
             }
             parser.finish(c.mtime() < idleBefore);
-            return new Parsed(c, fs, parser, from, malformed, null);
+            return new Parsed(c, fs, parser, from, malformed, null, fs.lines != linesBefore);
         }
 
         /** Every line of a Gemini CLI JSONL chat that is a message with tool calls (a malformed line is left out). */
@@ -595,6 +600,11 @@ public final class StoreImporter {
                         : c.format() == Format.LINES ? "no complete line yet" : "no messages yet"));
             } else if (fs.session.subAgent || (fs.session.prompts == 0 && fs.session.sidechainSeen && fs.session.sessionId == null)) {
                 skipped.add(new Skip(c.path(), "sub-agent transcript"));
+            } else if (!r.fresh()) {
+                // touched, nothing written: what it sends are the 30-minute rule's closes, not an import
+                int closed = sendClosed(parser);
+                idleClosed += closed;
+                report.idleClosed += closed;
             } else {
                 int runsBefore = runs;
                 if (!parser.events().isEmpty()) {
@@ -663,6 +673,21 @@ public final class StoreImporter {
                     engineEvents++;
                 }
             }
+        }
+
+        /** Sends what finishing a transcript with nothing new gave (closes by the 30-minute rule): the runs closed. */
+        private int sendClosed(SessionParser parser) {
+            int closed = 0;
+            for (Event e : parser.events()) {
+                sink.accept(e);
+                sent++;
+                if (e.getPayload() instanceof dev.ensemble.sessions.events.RunStatusChanged) {
+                    closed++;
+                } else if (e.getPayload() instanceof EngineEvent) {
+                    engineEvents++;
+                }
+            }
+            return closed;
         }
 
         private void checkpointIfDue() {
