@@ -79,7 +79,10 @@ public final class ImportedSessions {
      * ID}, {@code qwen --resume ID}, {@code grok --resume ID} (Grok Build), {@code vibe --resume ID} (Mistral Vibe),
      * {@code kimi --session ID} (Kimi Code CLI). Null for an agent it does not know, and for a session id that begins with
      * {@code -} (the agent would read it as an option, e.g. {@code --dangerously-skip-permissions}: quoting does not
-     * prevent that); a folder that begins with {@code -} is given to {@code cd} after {@code --}.
+     * prevent that); a folder that begins with {@code -} is given to {@code cd} after {@code --}. The command is a Unix
+     * shell's: a Windows folder ({@code D:\src\app}, {@code C:/Users/ana}, {@code \\server\share}: a session
+     * that ran on Windows, e.g. Copilot CLI's cwd) cannot be {@code cd}'ed into there, so the command has no {@code cd}
+     * and is run in that folder (the session's {@code folder}, shown beside it).
      */
     public static String resumeCommand(String agent, String sessionId, String folder) {
         if (agent == null || sessionId == null || sessionId.startsWith("-")) return null;
@@ -98,8 +101,13 @@ public final class ImportedSessions {
             default -> null;
         };
         if (cmd == null) return null;
-        if (folder == null || folder.isBlank()) return cmd;
+        if (folder == null || folder.isBlank() || isWindowsPath(folder)) return cmd;
         return "cd " + (folder.startsWith("-") ? "-- " : "") + shellQuote(folder) + " && " + cmd;
+    }
+
+    /** Whether {@code folder} is a Windows path: a drive letter ({@code C:\}, {@code C:/}) or a UNC share ({@code \\host}). */
+    static boolean isWindowsPath(String folder) {
+        return folder.matches("(?s)[A-Za-z]:[\\\\/].*") || folder.startsWith("\\\\");
     }
 
     /** Whether {@code s} is a person's own agent session imported from its agent's store (a chat in a terminal). */

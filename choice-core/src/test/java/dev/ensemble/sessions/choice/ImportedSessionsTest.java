@@ -52,7 +52,12 @@ class ImportedSessionsTest {
                 new Case("kimi-code", "5e4f-77", "/w", "cd /w && kimi --session 5e4f-77"),
                 new Case("unknown-agent", "id", "/w", null),
                 new Case("claude-code", "--dangerously-skip-permissions", "/w", null),
-                new Case("claude-code", "id", "-P", "cd -- -P && claude --resume id"))) {
+                new Case("claude-code", "id", "-P", "cd -- -P && claude --resume id"),
+                // a session that ran on Windows (Copilot CLI's cwd): no Unix cd into it; run where the folder says
+                new Case("copilot", "07c40cd0-ff51-4d6e-bdcd-ac2f90877203", "D:\\Source\\GitHub\\agent-engram",
+                        "copilot --resume 07c40cd0-ff51-4d6e-bdcd-ac2f90877203"),
+                new Case("copilot", "id", "C:/Users/ana/app", "copilot --resume id"),
+                new Case("codex", "id", "\\\\server\\share\\app", "codex resume id"))) {
             assertThat(ImportedSessions.resumeCommand(c.agent(), c.id(), c.folder())).as(c.agent()).isEqualTo(c.command());
         }
     }

@@ -22,7 +22,8 @@ import java.util.Map;
  * @param antigravity Antigravity's data folders ({@code ~/.gemini/antigravity}: {@code conversations/<id>.pb},
  *                    encrypted: named, not read)
  * @param vibe        Mistral Vibe homes ({@code $VIBE_HOME}, else {@code ~/.vibe}: {@code logs/session/<dir>/})
- * @param kimi        Kimi Code homes: its predecessor kimi-cli's ({@code $KIMI_SHARE_DIR}, else {@code ~/.kimi}:
+ * @param kimi        Kimi Code homes (each named in the summary by its own agent, {@link #displayName(String, Path)}):
+ *                    its predecessor kimi-cli's ({@code $KIMI_SHARE_DIR}, else {@code ~/.kimi}:
  *                    {@code sessions/<md5 of the folder>/<id>/wire.jsonl}) and Kimi Code's own ({@code $KIMI_CODE_HOME},
  *                    else {@code ~/.kimi-code}: {@code sessions/wd_<slug>_<hash>/<id>/agents/main/wire.jsonl})
  */
@@ -118,6 +119,32 @@ public record AgentStores(List<Path> claude, List<Path> codex, List<Path> gemini
         qwen.forEach(p -> all.add(Map.entry(QwenParser.AGENT, p)));
         kimi.forEach(p -> all.add(Map.entry(KimiParser.AGENT, p)));
         return all;
+    }
+
+    /**
+     * The name a person knows the agent of the store {@code root} by: {@link #displayName(String)}, except that a
+     * {@code kimi-code} store is Kimi Code's ({@code ~/.kimi-code}: "Kimi Code") or its predecessor kimi-cli's
+     * ({@code ~/.kimi}, or a folder holding kimi-cli's {@code kimi.json}: "kimi-cli"); the sessions of both are
+     * recorded as agent {@code kimi-code}.
+     */
+    public static String displayName(String agent, Path root) {
+        if (KimiParser.AGENT.equals(agent) && root != null && isKimiCli(root)) {
+            return "kimi-cli";
+        }
+        return displayName(agent);
+    }
+
+    /** Whether {@code root} is kimi-cli's share folder rather than Kimi Code's home. */
+    static boolean isKimiCli(Path root) {
+        Path name = root.getFileName();
+        if (name != null && name.toString().equals(".kimi-code")) {
+            return false;
+        }
+        if (name != null && name.toString().equals(".kimi")) {
+            return true;
+        }
+        return java.nio.file.Files.exists(root.resolve("kimi.json"))
+                && !java.nio.file.Files.exists(root.resolve("session_index.jsonl"));
     }
 
     /** The agent's name as a person knows it: "Claude Code", "Gemini CLI", ... */

@@ -3,6 +3,10 @@ package dev.ensemble.sessions.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.ensemble.sessions.agent.ImportState.SessionState;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -15,7 +19,8 @@ import java.util.Set;
  *
  * <ul>
  *   <li>The session is the header's {@code sessionId}; the folder is the project's path (the importer finds it
- *       from {@code projects.json}, {@code .project_root} or the sha256 {@code projectHash}), unknown otherwise.</li>
+ *       from {@code projects.json}, {@code .project_root} or the sha256 {@code projectHash}), else the folder
+ *       its tools worked in ({@link #folderFromTools}), else unknown.</li>
  *   <li>A prompt is a {@code user} message with text (its {@code content} a string or parts with {@code text});
  *       a message written again under the same id is the same prompt.</li>
  *   <li>A reply is a {@code gemini} message with {@code tokens}: the fill is {@code tokens.input} (the prompt's
@@ -104,6 +109,79 @@ final class GeminiParser extends SessionParser {
             }
             default -> touch(at); // info, error, warning
         }
+    }
+
+    /** The tool arguments that name a file or folder the tool worked on. */
+    static final List<String> PATH_ARGS = List.of("file_path", "absolute_path", "path", "dir_path");
+
+    /**
+     * The project folder of a chat whose {@code projectHash} no known path has, from what its tools touched, or null:
+     * where a tool given a relative path reports the absolute one in its result ({@code write_file}'s
+     * "Successfully created and wrote to new file: /abs/hello.md"), the folder that absolute path is relative to;
+     * else the longest folder all the absolute paths the tools were given share (not the root alone).
+     *
+     * @param messages the chat's messages (the lines or records, in order; others are ignored)
+     */
+    static String folderFromTools(Iterable<JsonNode> messages) {
+        Map<String, Integer> resolved = new LinkedHashMap<>();
+        List<String> absolutes = new ArrayList<>();
+        for (JsonNode m : messages) {
+            for (JsonNode call : m.path("toolCalls")) {
+                for (String arg : PATH_ARGS) {
+                    String p = text(call.path("args"), arg);
+                    if (p == null || p.isBlank()) {
+                        continue;
+                    }
+                    if (p.startsWith("/")) {
+                        absolutes.add(p);
+                    } else if (!p.startsWith("~") && !p.matches("^[A-Za-z]:[\\\\/].*")) {
+                        String root = rootOf(p, call.path("result").toString());
+                        if (root != null) {
+                            resolved.merge(root, 1, Integer::sum);
+                        }
+                    }
+                }
+            }
+        }
+        if (!resolved.isEmpty()) {
+            return resolved.entrySet().stream().max(Map.Entry.comparingByValue()).get().getKey();
+        }
+        String common = null;
+        for (String p : absolutes) {
+            String dir = p.endsWith("/") ? p.substring(0, p.length() - 1) : p.substring(0, Math.max(0, p.lastIndexOf('/')));
+            common = common == null ? dir : commonDir(common, dir);
+        }
+        return common == null || common.isEmpty() ? null : common;
+    }
+
+    /** The folder {@code rel} is relative to, from an absolute path ending in {@code /rel} in a tool's result, or null. */
+    private static String rootOf(String rel, String result) {
+        String tail = "/" + (rel.startsWith("./") ? rel.substring(2) : rel);
+        for (int at = result.indexOf(tail); at > 0; at = result.indexOf(tail, at + 1)) {
+            int end = at + tail.length();
+            if (end < result.length() && Character.isLetterOrDigit(result.charAt(end))) {
+                continue; // "/hello.mdx", not "/hello.md"
+            }
+            int start = at;
+            while (start > 0 && !Character.isWhitespace(result.charAt(start - 1)) && result.charAt(start - 1) != '"') {
+                start--;
+            }
+            String root = result.substring(start, at);
+            if (root.startsWith("/") && root.length() > 1) {
+                return root;
+            }
+        }
+        return null;
+    }
+
+    private static String commonDir(String a, String b) {
+        String[] x = a.split("/", -1);
+        String[] y = b.split("/", -1);
+        StringBuilder out = new StringBuilder();
+        for (int i = 1; i < Math.min(x.length, y.length) && x[i].equals(y[i]); i++) {
+            out.append('/').append(x[i]);
+        }
+        return out.toString();
     }
 
     private String absolute(String path) {

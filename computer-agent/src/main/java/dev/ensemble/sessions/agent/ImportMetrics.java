@@ -59,7 +59,7 @@ final class ImportMetrics {
      */
     void imported(Instant started, ImportSummary summary, boolean whole) {
         for (ImportSummary.Store s : summary.stores()) {
-            counter(FILES_READ, "agent", s.agent(), "changed transcripts the importer read").increment(s.read());
+            counter(FILES_READ, "agent", s.agent(), "changed files the importer read or tried (the progress bar's count)").increment(s.read());
         }
         Counter.builder(LINES_SKIPPED).description("malformed transcript lines the importer left out").register(registry)
                 .increment(summary.skippedLines().size());

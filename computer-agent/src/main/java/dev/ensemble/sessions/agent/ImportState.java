@@ -137,6 +137,8 @@ final class ImportState {
         public boolean noUsageSent;
         /** Claude Code: summary leafUuids seen before the first run was claimed. */
         public List<String> leafUuids = new ArrayList<>();
+        /** Qwen Code: the uuid of the last record read (the leaf of the active branch), or null. */
+        public String lastUuid;
         /** The newest run's turn; null before the first prompt. */
         public Turn turn;
         /** Claude Code: a slash command line not yet known to be a prompt (it is once the agent replies to it). */
@@ -173,5 +175,7 @@ final class ImportState {
         public boolean ended;
         /** DONE was sent. */
         public boolean closed;
+        /** Qwen Code: the uuids of the turn's records on the active branch, its prompt first; null for other agents. */
+        public List<String> chain;
     }
 }

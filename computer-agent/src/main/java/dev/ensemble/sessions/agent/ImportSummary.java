@@ -9,11 +9,17 @@ import java.util.stream.Collectors;
 /**
  * What one import did.
  *
- * @param sessions     agent sessions that got at least one new event in this import
+ * @param sessions     agent sessions imported: that got events from new lines (runs, replies, status); a session
+ *                     whose open run was only closed by the 30-minute rule is not one (see {@code idleClosed})
  * @param runs         runs claimed ({@code RunClaimed} events sent)
  * @param engineEvents {@code EngineEvent}s sent
  * @param events       events sent in all (claims, status changes, engine events)
- * @param filesRead    transcripts read (new bytes of a changed file)
+ * @param filesRead    files read: every changed file (size or time not as last read) that was read or tried, whatever
+ *                     it turned out to hold (new lines, nothing new, not a transcript, unreadable): the count the
+ *                     progress bar shows ({@link ImportProgress#onStart}); files left out unread (unchanged, a
+ *                     sub-agent's by name) are not counted
+ * @param idleClosed   runs closed by the 30-minute rule without a new line
+ * @param gone         sessions whose transcript is gone from disk, marked so
  * @param skipped      what was left out, each with its file and reason: whole files ("unchanged",
  *                     "not a transcript", "sub-agent transcript", "unreadable: ...") and single lines of a file that
  *                     was read ("malformed line N: ..."); a malformed line never stops the import
@@ -36,6 +42,7 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
     public static final class Store {
         private final String agent;
         private final Path root;
+        private final String name;
         boolean present;
         int transcripts;
         int read;
@@ -47,6 +54,7 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
         Store(String agent, Path root) {
             this.agent = agent;
             this.root = root;
+            this.name = AgentStores.displayName(agent, root);
         }
 
         /** A store's figures as given (see the accessors). */
@@ -71,6 +79,11 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
             return agent;
         }
 
+        /** The name a person knows the store's agent by: "Claude Code", ..., "kimi-cli" for {@code ~/.kimi}. */
+        public String name() {
+            return name;
+        }
+
         /** The store folder. */
         public Path root() {
             return root;
@@ -86,12 +99,12 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
             return transcripts;
         }
 
-        /** Transcripts read this time (new or changed). */
+        /** Files read this time (changed; see {@link ImportSummary#filesRead()}). */
         public int read() {
             return read;
         }
 
-        /** Sessions that got new events this time. */
+        /** Sessions imported this time (events from new lines). */
         public int sessions() {
             return sessions;
         }
@@ -117,7 +130,7 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
          */
         @Override
         public String toString() {
-            StringBuilder b = new StringBuilder(AgentStores.displayName(agent)).append(" (").append(root).append("): ");
+            StringBuilder b = new StringBuilder(name).append(" (").append(root).append("): ");
             if (unreadable != null) {
                 return b.append("unreadable: ").append(unreadable).toString();
             }
@@ -125,8 +138,10 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
                 return b.append("not found").toString();
             }
             b.append(plural(transcripts, "session"));
-            if (read > 0 || sessions > 0) {
+            if (sessions > 0) {
                 b.append(", imported ").append(sessions).append(" (").append(plural(runs, "new run")).append(')');
+            } else if (read > 0) {
+                b.append(", ").append(plural(read, "file")).append(" checked, nothing new");
             }
             if (idleClosed > 0) {
                 b.append(", ").append(idleClosed).append(idleClosed == 1 ? " run" : " runs")
@@ -177,45 +192,44 @@ public record ImportSummary(int sessions, int runs, int engineEvents, int events
     }
 
     /**
-     * One line, e.g. {@code imported 6 sessions, 42 runs, 247 engine events from 6 files; 2 files skipped
-     * (1 not a transcript, 1 unchanged); 1 malformed line skipped}.
+     * One line, e.g. {@code imported 6 sessions, 42 runs, 247 engine events from 7 files; 2 files skipped
+     * (1 not a transcript, 1 unchanged); 1 malformed line skipped}. An import that imported no session says what it
+     * did instead: {@code 5 files checked, nothing new; 3 runs marked done after 30 minutes without change},
+     * {@code nothing new (12 files unchanged); 2 files skipped (2 sub-agent transcript)}.
      */
     @Override
     public String toString() {
-        if (sessions == 0 && runs == 0 && filesRead == 0 && (idleClosed > 0 || gone > 0)) {
-            // nothing imported: say what happened instead of "imported 30 sessions, 0 runs ... from 0 files"
-            List<String> parts = new java.util.ArrayList<>();
-            if (idleClosed > 0) {
-                parts.add(plural(idleClosed, "run") + " marked done after 30 minutes without change");
-            }
-            if (gone > 0) {
-                parts.add(plural(gone, "session") + " whose transcript is gone from disk marked gone");
-            }
-            return String.join("; ", parts);
+        List<String> parts = new java.util.ArrayList<>();
+        boolean imported = sessions > 0 || runs > 0;
+        Map<String, Long> kinds = new TreeMap<>(skippedFilesByKind());
+        if (imported) {
+            parts.add("imported " + plural(sessions, "session") + ", " + plural(runs, "run") + ", "
+                    + plural(engineEvents, "engine event") + " from " + plural(filesRead, "file"));
+        } else if (filesRead > 0) {
+            parts.add(plural(filesRead, "file") + " checked, nothing new");
+            kinds.remove("unchanged");
+        } else if (idleClosed == 0 && gone == 0) {
+            Long unchanged = kinds.remove("unchanged");
+            parts.add(unchanged == null ? "nothing new" : "nothing new (" + plural(unchanged, "file") + " unchanged)");
+        } else {
+            kinds.remove("unchanged");
         }
-        StringBuilder b = new StringBuilder("imported ")
-                .append(plural(sessions, "session")).append(", ")
-                .append(plural(runs, "run")).append(", ")
-                .append(plural(engineEvents, "engine event")).append(" from ")
-                .append(plural(filesRead, "file"));
-        List<Skip> files = skippedFiles();
-        if (!files.isEmpty()) {
-            b.append("; ").append(plural(files.size(), "file")).append(" skipped (")
-                    .append(skippedFilesByKind().entrySet().stream().map(e -> e.getValue() + " " + e.getKey())
-                            .collect(Collectors.joining(", ")))
-                    .append(')');
+        if (idleClosed > 0) {
+            parts.add(plural(idleClosed, "run") + " marked done after 30 minutes without change");
+        }
+        if (gone > 0) {
+            parts.add(plural(gone, "session") + " whose transcript is gone from disk marked gone");
+        }
+        if (!kinds.isEmpty()) {
+            long n = kinds.values().stream().mapToLong(Long::longValue).sum();
+            parts.add(plural(n, "file") + " skipped (" + kinds.entrySet().stream().map(e -> e.getValue() + " " + e.getKey())
+                    .collect(Collectors.joining(", ")) + ")");
         }
         List<Skip> lines = skippedLines();
         if (!lines.isEmpty()) {
-            b.append("; ").append(plural(lines.size(), "malformed line")).append(" skipped");
+            parts.add(plural(lines.size(), "malformed line") + " skipped");
         }
-        if (idleClosed > 0) {
-            b.append("; ").append(plural(idleClosed, "run")).append(" marked done after 30 minutes without change");
-        }
-        if (gone > 0) {
-            b.append("; ").append(plural(gone, "session")).append(" whose transcript is gone from disk marked gone");
-        }
-        return b.toString();
+        return String.join("; ", parts);
     }
 
     /** One line per agent store: what it held and what was imported from it, or why it could not be read. */

@@ -21,6 +21,9 @@ import java.util.Set;
  *       {@code promptTokenCount} over the model's window where known ({@link ModelWindows}), else unknown; one
  *       reply written as several records shares its uuid and counts once.</li>
  *   <li>{@code write_file}, {@code replace} and {@code edit} function calls give the files changed.</li>
+ *   <li>Records chain by {@code parentUuid}; the active branch is the one ending at the last record. A record
+ *       whose parent is not the record before it (a rewind, an earlier message edited) leaves the other branch: its
+ *       answers are no report, and a run whose prompt is on it is done there ({@link #branch}).</li>
  * </ul>
  */
 final class QwenParser extends SessionParser {
@@ -51,6 +54,7 @@ final class QwenParser extends SessionParser {
         long at = time(line);
         String uuid = text(line, "uuid");
         String subtype = text(line, "subtype");
+        branch(uuid, text(line, "parentUuid"));
         switch (type) {
             case "user" -> {
                 String text = promptText(line);
@@ -92,6 +96,41 @@ final class QwenParser extends SessionParser {
                 // system records: telemetry, titles, rewinds, snapshots
             }
         }
+    }
+
+    /**
+     * Follows the active branch: a record whose parent is not the record before it (the person rewound, or edited an
+     * earlier message) leaves the branch after its parent. When the parent is in the open turn, the answers after
+     * it are taken back (the turn's report forgets them); when it is before the turn's prompt, the turn's prompt
+     * itself was left: its run is done there, without the answer given on the left branch as its report.
+     */
+    private void branch(String uuid, String parent) {
+        String last = s.lastUuid;
+        s.lastUuid = uuid;
+        if (uuid.equals(last)) {
+            return; // one reply written as several records
+        }
+        ImportState.Turn t = s.turn;
+        boolean open = t != null && !t.closed && t.chain != null;
+        if (last != null && parent != null && !parent.equals(last) && open) {
+            int at = t.chain.indexOf(parent);
+            t.lastText = null;
+            if (at >= 0) {
+                t.chain.subList(at + 1, t.chain.size()).clear();
+            } else {
+                closeTurn();
+                return;
+            }
+        }
+        if (open) {
+            t.chain.add(uuid);
+        }
+    }
+
+    @Override
+    void prompt(String key, long at, String text, boolean image, String folder) {
+        super.prompt(key, at, text, image, folder);
+        s.turn.chain = new java.util.ArrayList<>(java.util.List.of(key));
     }
 
     private static String promptText(JsonNode line) {

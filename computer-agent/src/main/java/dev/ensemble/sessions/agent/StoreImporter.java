@@ -319,25 +319,21 @@ public final class StoreImporter {
             }
             found.sort(Comparator.comparingLong(Candidate::mtime).thenComparing(c -> c.path().toString()));
 
-            int toRead = 0;
+            // the files this import reads: the changed ones (size or time not as last read), neither a sub-agent's nor
+            // left out by name; the progress bar and the summary ("from N files", "N files checked") count the same
+            List<Candidate> changed = new ArrayList<>();
             long bytes = 0;
             for (Candidate c : found) {
-                if (!c.subAgent() && !unchanged(c)) {
-                    toRead++;
+                if (c.skip() == null && !c.subAgent() && !unchanged(c)) {
+                    changed.add(c);
                     FileState fs = st.files.get(c.key());
                     bytes += fs == null || c.size() < fs.offset ? c.size() : c.size() - fs.offset;
                 }
             }
-            progress.onStart(toRead, bytes);
+            progress.onStart(changed.size(), bytes);
 
             long idleBefore = config.clock().millis() - IDLE.toMillis();
             // changed transcripts are read in parallel (each on its own) a few ahead, and applied in order here
-            List<Candidate> changed = new ArrayList<>();
-            for (Candidate c : found) {
-                if (c.skip() == null && !c.subAgent() && !unchanged(c)) {
-                    changed.add(c);
-                }
-            }
             ExecutorService readers = changed.size() > 1 ? Executors.newFixedThreadPool(READERS, r -> {
                 Thread t = new Thread(r, "computer-agent-reader");
                 t.setDaemon(true);
@@ -467,8 +463,12 @@ public final class StoreImporter {
         }
 
         /** What reading one changed transcript gave, before it is applied to the state and sent. */
+        /**
+         * @param fresh whether new lines (or records) were read: when not (a file touched, nothing written), the only
+         *              events are the 30-minute rule's closes
+         */
         private record Parsed(Candidate c, FileState fs, SessionParser parser, long from, List<Skip> malformed,
-                              String unreadable) {
+                              String unreadable, boolean fresh) {
         }
 
         /**
@@ -487,9 +487,16 @@ public final class StoreImporter {
                 fs = MAPPER.convertValue(old, FileState.class);
             }
             long from = fs.offset;
+            long linesBefore = fs.lines;
             SessionParser parser = parser(c, fs);
             List<Skip> malformed = new ArrayList<>();
             try {
+                if (parser instanceof GeminiParser && c.folder() == null && fs.session.cwd == null) {
+                    // a project hash no known path has: the folder its tools worked in, known before the first claim
+                    String folder = GeminiParser.folderFromTools(c.format() == Format.LINES ? geminiLines(c)
+                            : AgentDiscovery.records(c.format(), c.path(), c.root(), c.id()));
+                    parser.cwd(folder);
+                }
                 if (c.format() != Format.LINES) {
                     List<JsonNode> records = AgentDiscovery.records(c.format(), c.path(), c.root(), c.id());
                     int i = (int) Math.min(fs.lines, records.size());
@@ -543,10 +550,29 @@ public final class StoreImporter {
                     fs.lines = end[1];
                 }
             } catch (IOException | UncheckedIOException e) {
-                return new Parsed(c, fs, parser, from, malformed, e.getMessage());
+                return new Parsed(c, fs, parser, from, malformed, e.getMessage(), false);
             }
             parser.finish(c.mtime() < idleBefore);
-            return new Parsed(c, fs, parser, from, malformed, null);
+            return new Parsed(c, fs, parser, from, malformed, null, fs.lines != linesBefore);
+        }
+
+        /** Every line of a Gemini CLI JSONL chat that is a message with tool calls (a malformed line is left out). */
+        private List<JsonNode> geminiLines(Candidate c) throws IOException {
+            byte[] toolCalls = "\"toolCalls\"".getBytes(StandardCharsets.UTF_8);
+            List<JsonNode> lines = new ArrayList<>();
+            readLines(c.path(), 0, c.size(), 0, (bytes, off, len, lineNo) -> {
+                if (contains(bytes, off, len, toolCalls)) {
+                    try {
+                        JsonNode n = MAPPER.readTree(bytes, off, len); // whole: the tools' results name the paths
+                        if (n != null) {
+                            lines.add(n);
+                        }
+                    } catch (IOException e) {
+                        // the main pass reports it as a malformed line
+                    }
+                }
+            });
+            return lines;
         }
 
         /** Applies what reading one transcript gave: its state, its events, its skips (in the file order). */
@@ -554,8 +580,12 @@ public final class StoreImporter {
             Candidate c = r.c();
             FileState fs = r.fs();
             SessionParser parser = r.parser();
+            ImportSummary.Store report = store(c.agent(), c.root());
+            filesRead++; // a changed file: read, or tried (the progress bar counts it too)
+            report.read++;
             if (r.unreadable() != null) {
                 skipped.add(new Skip(c.path(), "unreadable: " + r.unreadable()));
+                progress.onFile(c.path(), 0);
                 return;
             }
             fs.size = c.size();
@@ -565,12 +595,16 @@ public final class StoreImporter {
             long readBytes = c.format() == Format.LINES ? fs.offset - r.from() : 0;
             filesSinceCheckpoint++;
             bytesSinceCheckpoint += readBytes;
-            ImportSummary.Store report = store(c.agent(), c.root());
             if (!fs.session.recognized) {
                 skipped.add(new Skip(c.path(), fs.lines > 0 ? "not a transcript"
                         : c.format() == Format.LINES ? "no complete line yet" : "no messages yet"));
             } else if (fs.session.subAgent || (fs.session.prompts == 0 && fs.session.sidechainSeen && fs.session.sessionId == null)) {
                 skipped.add(new Skip(c.path(), "sub-agent transcript"));
+            } else if (!r.fresh()) {
+                // touched, nothing written: what it sends are the 30-minute rule's closes, not an import
+                int closed = sendClosed(parser);
+                idleClosed += closed;
+                report.idleClosed += closed;
             } else {
                 int runsBefore = runs;
                 if (!parser.events().isEmpty()) {
@@ -578,8 +612,6 @@ public final class StoreImporter {
                 }
                 send(parser);
                 report.runs += runs - runsBefore;
-                report.read++;
-                filesRead++;
                 skipped.addAll(r.malformed());
             }
             progress.onFile(c.path(), readBytes);
@@ -641,6 +673,21 @@ public final class StoreImporter {
                     engineEvents++;
                 }
             }
+        }
+
+        /** Sends what finishing a transcript with nothing new gave (closes by the 30-minute rule): the runs closed. */
+        private int sendClosed(SessionParser parser) {
+            int closed = 0;
+            for (Event e : parser.events()) {
+                sink.accept(e);
+                sent++;
+                if (e.getPayload() instanceof dev.ensemble.sessions.events.RunStatusChanged) {
+                    closed++;
+                } else if (e.getPayload() instanceof EngineEvent) {
+                    engineEvents++;
+                }
+            }
+            return closed;
         }
 
         private void checkpointIfDue() {

@@ -223,7 +223,7 @@ class GrokVibeKimiAntigravityTest {
         assertThat(lines).contains(
                 "Grok Build (" + stores.home.resolve(".grok") + "): 1 session, imported 1 (2 new runs)",
                 "Mistral Vibe (" + stores.home.resolve(".vibe") + "): 1 session, imported 1 (2 new runs)",
-                "Kimi Code (" + stores.home.resolve(".kimi") + "): 1 session, imported 1 (2 new runs)",
+                "kimi-cli (" + stores.home.resolve(".kimi") + "): 1 session, imported 1 (2 new runs)",
                 "Kimi Code (" + stores.home.resolve(".kimi-code") + "): 1 session, imported 1 (2 new runs)");
         assertThat(lines).anySatisfy(l -> assertThat(l).isEqualTo("Antigravity (" + stores.home.resolve(".gemini/antigravity")
                 + "): unreadable: 1 conversation not read: Antigravity encrypts them (conversations/*.pb, AES with a key"

@@ -37,7 +37,7 @@ class IncrementalImportTest {
         assertThat(second.events()).isEmpty();
         assertThat(second.summary().filesRead()).isZero();
         assertThat(second.summary().toString()).isEqualTo(
-                "imported 0 sessions, 0 runs, 0 engine events from 0 files; 12 files skipped (2 sub-agent transcript, 10 unchanged)");
+                "nothing new (10 files unchanged); 2 files skipped (2 sub-agent transcript)");
         // a new importer over the same state file (a restart) sends nothing either
         assertThat(stores.importAll(stores.importer()).events()).isEmpty();
     }
@@ -266,16 +266,44 @@ class IncrementalImportTest {
 
             @Override
             public void onDone(ImportSummary summary) {
-                calls.add("done " + summary.runs());
+                calls.add("done " + summary.runs() + " from " + summary.filesRead());
             }
         });
 
         stores.importAll(importer);
         stores.importAll(importer);
 
-        // 8 Claude Code files (one not a transcript) and 2 Codex rollouts; the sub-agents are not read
+        // 8 Claude Code files (one not a transcript, one a sub-agent's found only by reading it) and 2 Codex rollouts;
+        // the sub-agents named as such are not read. The summary counts the files the bar counts.
         assertThat(calls).containsExactly("start 10 true", "file", "file", "file", "file", "file", "file", "file",
-                "file", "file", "file", "done 13", "start 0 false", "done 0");
+                "file", "file", "file", "done 13 from 10", "start 0 false", "done 0 from 0");
+    }
+
+    @Test
+    void transcriptsTouchedWithNothingNewAreCheckedNotImportedAndTheirIdleRunsSaySo() {
+        Stores stores = Stores.withFixtures(tmp);
+        StoreImporter importer = stores.importer();
+        ImportSummary first = stores.importAll(importer).summary();
+        assertThat(first.toString()).startsWith("imported 8 sessions, 13 runs, 16 engine events from 10 files; ");
+
+        // every file touched (its time changed, nothing written): read again, nothing new
+        stores.touchAll(Stores.NOW.minusSeconds(30));
+        Imported touched = stores.importAll(importer);
+        assertThat(touched.events()).isEmpty();
+        assertThat(touched.summary().sessions()).isZero();
+        assertThat(touched.summary().toString()).isEqualTo(
+                "10 files checked, nothing new; 4 files skipped (1 not a transcript, 3 sub-agent transcript)");
+
+        // touched again with a time 2 hours ago: nothing new, but the open runs are over by the 30-minute rule
+        stores.touchAll(Stores.NOW.minus(java.time.Duration.ofHours(2)));
+        Imported idle = stores.importAll(importer);
+        assertThat(idle.payloads(dev.ensemble.sessions.events.RunStatusChanged.class)).hasSize(4);
+        assertThat(idle.summary().sessions()).as("sessions closed by the 30-minute rule are not imported ones").isZero();
+        assertThat(idle.summary().idleClosed()).isEqualTo(4);
+        assertThat(idle.summary().toString()).isEqualTo("10 files checked, nothing new; "
+                + "4 runs marked done after 30 minutes without change; 4 files skipped (1 not a transcript, 3 sub-agent transcript)");
+        assertThat(idle.summary().storeLines()).anySatisfy(l -> assertThat(l).startsWith("Claude Code (")
+                .endsWith(": 8 sessions, 8 files checked, nothing new, 3 runs marked done after 30 minutes without change"));
     }
 
     /** The offset just after the {@code n}th line end. */

@@ -44,14 +44,15 @@ class NewAgentsRealStoresTest {
     void everyAgentsSessionsAreImportedWithTheirAgentFolderRunsFirstPromptAndFill() {
         Imported got = stores.importStores(stores.importer());
 
-        // Gemini CLI, old single-JSON format: 5 prompts; the folder is only a hash no known path has (scrubbed): unknown
+        // Gemini CLI, old single-JSON format: 5 prompts; the folder is only a hash no known path has (scrubbed): the
+        // folder is where its tools wrote (a relative file_path, the absolute path in the tool's result)
         List<RunClaimed> gemini = got.claims(GEMINI_OLD);
         assertThat(gemini).extracting(c -> c.getTask().getTitle())
                 .containsExactly("show tools", "expore repository and figure out issues. focus on adaptability and security",
                         "create hello.md file", "add 5 lines of random text", "remove 2 and 3 line");
         assertThat(gemini).allSatisfy(c -> {
             assertThat(c.getAgent()).isEqualTo("gemini-cli");
-            assertThat(c.getFolder()).isNull();
+            assertThat(c.getFolder()).isEqualTo("/Users/user/repos/EPMCDME/codemie-ai/codemie-code");
         });
         assertThat(gemini.get(0).getRunId()).isEqualTo("gemini-cli:" + GEMINI_OLD);
         assertThat(gemini.get(1).getModel()).isEqualTo("gemini-3-pro");
@@ -137,6 +138,32 @@ class NewAgentsRealStoresTest {
         assertThat(got.summary().storeLines()).anySatisfy(l -> assertThat(l).startsWith("Qwen Code (").contains("2 sessions, imported 2 (3 new runs)"));
         assertThat(got.summary().storeLines()).anySatisfy(l -> assertThat(l).startsWith("Cursor (").contains("1 session, imported 1 (2 new runs)"));
         assertThat(got.summary().storeLines()).hasSize(12); // and Grok Build, Antigravity, Mistral Vibe, Kimi Code (two homes): not found
+    }
+
+    @Test
+    void theProgressBarAndTheSummaryCountTheSameFiles() {
+        int[] started = new int[1];
+        int[] each = new int[1];
+        StoreImporter importer = new StoreImporter(stores.config(), new ImportProgress() {
+            @Override
+            public void onStart(int files, long bytes) {
+                started[0] = files;
+            }
+
+            @Override
+            public void onFile(Path file, long bytes) {
+                each[0]++;
+            }
+        });
+
+        ImportSummary summary = stores.importStores(importer).summary();
+
+        // OpenCode's session without messages is read and left out: one of the files read, and one skipped
+        assertThat(summary.skippedFilesByKind()).containsEntry("no messages yet", 1L);
+        assertThat(summary.filesRead()).isEqualTo(started[0]).isEqualTo(each[0]);
+        assertThat(summary.toString()).isEqualTo("imported 15 sessions, 65 runs, 264 engine events from 16 files; 4 files skipped "
+                + "(1 no messages yet, 3 sub-agent transcript)");
+        assertThat(started[0]).isEqualTo(16);
     }
 
     @Test

@@ -89,16 +89,15 @@ class ImportProgressBarTest {
         importOnce(0, nothingNew);
         printed();
         // 30 minutes on, a poll marks a session whose transcript stayed untouched idle: one event, no file read
-        importOnce(0, new ImportSummary(1, 0, 0, 1, 0, List.of(skip("a.jsonl", "unchanged"))));
-        assertThat(printed()).isEqualTo("imported 1 session, 0 runs, 0 engine events from 0 files; 1 file skipped (1 unchanged)"
-                + System.lineSeparator());
+        importOnce(0, new ImportSummary(0, 0, 0, 1, 0, List.of(skip("a.jsonl", "unchanged")), 1, 0, List.of()));
+        assertThat(printed()).isEqualTo("1 run marked done after 30 minutes without change" + System.lineSeparator());
     }
 
     @Test
-    void anImportThatOnlyMarkedSessionsIdleKeepsTheFullSummary() {
-        // no file read, but a session untouched for 30 minutes was marked idle: that is something new
-        importOnce(0, new ImportSummary(1, 0, 0, 1, 0, List.of(skip("a.jsonl", "unchanged"))));
-        assertThat(printed()).isEqualTo("imported 1 session, 0 runs, 0 engine events from 0 files; 1 file skipped (1 unchanged)"
+    void anImportOfTouchedTranscriptsSaysWhatHappenedNotThatItImportedThem() {
+        // 5 files touched (their time changed, nothing written), 3 of them with a run open for over 30 minutes
+        importOnce(5, new ImportSummary(0, 0, 0, 3, 5, List.of(skip("a.jsonl", "unchanged")), 3, 0, List.of()));
+        assertThat(printed()).isEqualTo("5 files checked, nothing new; 3 runs marked done after 30 minutes without change"
                 + System.lineSeparator());
     }
 }
