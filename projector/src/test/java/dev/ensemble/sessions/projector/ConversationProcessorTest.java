@@ -99,6 +99,69 @@ class ConversationProcessorTest {
         }
     }
 
+    @Test
+    void aRetryAsksThePendingComputerAndItsAnswerCompletesTheDeletion() {
+        try (DeletionFixture f = new DeletionFixture()) {
+            Event req = deleteRequest("chat-1", Requester.person, "ana", "person", min(10));
+            Event retry = deleteRequest("chat-1", Requester.system, null, "retry", min(15));
+            f.given(decided("chat-1", ConversationKind.CHAT, "t1", "laptop", null, min(0)),
+                    ended("chat-1", "t1", "laptop", true, "s-1", 1, null, min(1)),
+                    decided("chat-1", ConversationKind.CHAT, "t2", "desktop", null, min(2)),
+                    ended("chat-1", "t2", "desktop", true, "s-2", 1, null, min(3)),
+                    req, dropped("chat-1", req.getEventId(), "laptop", true, min(11)),
+                    dropped("chat-1", req.getEventId(), "desktop", false, min(12)),
+                    retry);
+            assertThat(f.audit(req.getEventId()).getStatus()).isEqualTo("FAILED");
+            assertThat(f.appended(ConversationDeletionAccepted.class)).hasSize(2).last().satisfies(a -> {
+                assertThat(a.getRequestId()).isEqualTo(retry.getEventId());
+                assertThat(a.getComputerIds()).as("the one that failed, not the one that confirmed").containsExactly("desktop");
+            });
+            assertThat(f.audit(retry.getEventId()).getRetryOf()).isEqualTo(req.getEventId());
+
+            f.given(dropped("chat-1", retry.getEventId(), "desktop", true, min(16)),
+                    dropped("chat-1", retry.getEventId(), "laptop", true, min(16)));
+            assertThat(f.deadReasons).as("the retry did not ask the laptop").singleElement()
+                    .satisfies(r -> assertThat(r).contains("did not ask computer 'laptop'"));
+            assertThat(f.audit(retry.getEventId()).getStatus()).isEqualTo("DELETED");
+            assertThat(f.audit(req.getEventId()).getStatus()).as("the first request's audit says so too").isEqualTo("DELETED");
+            assertThat(drop(f, "desktop").getOk()).isTrue();
+            f.given(deleteRequest("chat-1", Requester.system, null, "retry", min(20)));
+            assertThat(f.appended(ConversationDeletionSkipped.class)).singleElement()
+                    .satisfies(s -> assertThat(s.getReason()).startsWith("nothing-pending"));
+        }
+    }
+
+    @Test
+    void anAskOnADeletedLineStartsItAnewAndTheOldLinesDropsAreNotAskedAgain() {
+        try (DeletionFixture f = new DeletionFixture()) {
+            Event req = deleteRequest("ask-task-x", Requester.system, null, "ask-answered", min(40));
+            f.given(ask("ask-task-x", "ask-1", "ana", "q1", min(0)),
+                    decided("ask-task-x", ConversationKind.ASK, "ask-1", "laptop", null, min(1)),
+                    ended("ask-task-x", "ask-1", "laptop", true, "s-a", 1, "a1", min(2)),
+                    req);
+            assertThat(f.conversation("ask-task-x").getDeleted()).isTrue();
+            long sequence = f.conversation("ask-task-x").getSequence();
+            f.given(ask("ask-task-x", "ask-2", "ana", "q2", min(50)), computer("laptop", true, 1, min(51)));
+            ConversationView v = f.conversation("ask-task-x");
+            assertThat(v.getDeleted()).isFalse();
+            assertThat(v.getSequence()).isGreaterThan(sequence);
+            assertThat(v.getAsks()).extracting(a -> a.getAskId()).containsExactly("ask-2");
+            assertThat(f.appended(ConversationDeletionAccepted.class)).as("the new line's computer is not asked to drop it").hasSize(1);
+        }
+    }
+
+    @Test
+    void theCleanupsReportClearsAnAskThatNeverReportedBack() {
+        try (DeletionFixture f = new DeletionFixture()) {
+            Event cleared = ended("ask-task-x", "ask-1", "laptop", false, null, 0, null, min(121));
+            cleared.setSource(ConversationProcessor.CLEANUP);
+            f.given(ask("ask-task-x", "ask-1", "ana", "q1", min(0)),
+                    decided("ask-task-x", ConversationKind.ASK, "ask-1", "laptop", null, min(1)), cleared);
+            assertThat(f.conversation("ask-task-x").getAsks().get(0).getStatus()).isEqualTo(AskStatus.CLEARED);
+            assertThat(f.conversation("ask-task-x").getRunningTurn()).isNull();
+        }
+    }
+
     private static ConversationDrop drop(DeletionFixture f, String computer) {
         return f.conversation("chat-1").getDeletion().getComputers().stream().filter(d -> d.getComputerId().equals(computer)).findFirst().orElseThrow();
     }
