@@ -36,9 +36,10 @@ public record Generation(int number) {
         return number == 1 ? t : new Topic<>(t.name() + ".g" + number, t.keySerde(), t.valueSerde(), t.compacted());
     }
 
-    /** The projector's view topics in this generation: sessions, corpus, retirement, deletion audit. */
+    /** The projector's view topics in this generation: sessions, corpus, retirement, deletion audit, assistant conversations. */
     public List<Topic<?, ?>> views() {
-        return List.of(view(Topics.SESSIONS_VIEW), view(Topics.CORPUS_VIEW), view(Topics.RETIREMENT_VIEW), view(Topics.DELETION_AUDIT));
+        return List.of(view(Topics.SESSIONS_VIEW), view(Topics.CORPUS_VIEW), view(Topics.RETIREMENT_VIEW), view(Topics.DELETION_AUDIT),
+                view(Topics.ASSISTANT_VIEW));
     }
 
     @Override

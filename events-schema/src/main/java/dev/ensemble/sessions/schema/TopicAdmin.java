@@ -48,7 +48,7 @@ public final class TopicAdmin {
     /** Every topic {@link Topics} declares. */
     public static List<Topic<?, ?>> all() {
         return List.of(Topics.EVENTS, Topics.DEAD_LETTER, Topics.SESSIONS_VIEW, Topics.CORPUS_VIEW, Topics.RETIREMENT_VIEW,
-                Topics.DELETION_AUDIT, Topics.CLEANUP_COMMANDS, Topics.CHOICE_CONFIG, Topics.GENERATIONS);
+                Topics.DELETION_AUDIT, Topics.ASSISTANT_VIEW, Topics.CLEANUP_COMMANDS, Topics.CHOICE_CONFIG, Topics.GENERATIONS);
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.ensemble.sessions.schema;
 
 import dev.ensemble.sessions.commands.CleanupCommand;
 import dev.ensemble.sessions.events.Event;
+import dev.ensemble.sessions.views.ConversationView;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.RetirementView;
 import dev.ensemble.sessions.views.CorpusView;
@@ -58,6 +59,14 @@ public final class Topics {
      */
     public static final Topic<String, DeletionAudit> DELETION_AUDIT =
             new Topic<>("sessions.view.deletion-audit", Serdes.String(), AvroSerde.of(DeletionAudit.class), true);
+
+    /**
+     * Assistant conversations (guide section 5): chats, routines, node conversations, ask lines and one-offs, their
+     * agent sessions per computer, the ask line, and the conversation's deletion with each computer's drop. Written by
+     * the projector. Key: {@code <account>/<conversationKey>}, partitioned by account; deleted conversations stay, marked.
+     */
+    public static final Topic<String, ConversationView> ASSISTANT_VIEW =
+            new Topic<>("sessions.view.assistant", Serdes.String(), AvroSerde.of(ConversationView.class), true);
 
     /**
      * Commands to the cleanup service ({@code POST /api/cleanup/sweep}). Key: the account to sweep, or

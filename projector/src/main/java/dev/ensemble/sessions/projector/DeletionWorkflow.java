@@ -226,7 +226,7 @@ final class DeletionWorkflow {
     void checkAnswer(Event e, SessionDeletedOnComputer a) {
         DeletionAudit audit = audits.get(Keys.of(e.getAccount(), a.getRequestId()));
         String type = EventTypes.typeOf(e);
-        if (audit == null || !"ACCEPTED".equals(audit.getDecision())) {
+        if (audit == null || !"ACCEPTED".equals(audit.getDecision()) || audit.getConversationKey() != null) {
             throw new InvalidEventException(e.getEventId(), type, "payload.requestId",
                     "no accepted deletion request '" + a.getRequestId() + "' in this account");
         }

@@ -42,7 +42,9 @@ import java.util.UUID;
  *   <li>A SessionDeletionAccepted, SessionDeletionSkipped or SessionDeleted that this projector did not
  *       decide itself is refused (dead-letter topic): decisions are made only here. The projector's own
  *       decisions come back from the log with an eventId it applied already, and are dropped as duplicates.
- *       So is a SessionDeletedOnComputer that no accepted request asked for ({@link DeletionWorkflow#checkAnswer}).</li>
+ *       So is a SessionDeletedOnComputer that no accepted request asked for ({@link DeletionWorkflow#checkAnswer}), and
+ *       the assistant conversations' forged events ({@link ConversationProcessor#refuseForged}: a conversation deletion
+ *       decision not its own, a TurnDecided not from the gateway, a drop answer no accepted request asked for).</li>
  *   <li>Facts the retirement rules need beyond the session chains are folded: each run's agent session ids, keepDays,
  *       nextRunAt and sourceRef; each task's newest TaskChanged; each computer's newest ComputerStatus.</li>
  *   <li>The event goes on to the session chains and the corpus statistics, so an invalid event is refused once and
@@ -84,6 +86,7 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
     static final String SERVING_KEY = "serving";
     private final dev.ensemble.sessions.schema.Generation generation;
     private KeyValueStore<String, String> servingStore;
+    private KeyValueStore<String, DeletionAudit> audits;
     private boolean serving;
 
     @Override
@@ -92,6 +95,7 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         this.stores = new DeletionStores(context);
         this.applied = new AppliedEvents(context);
         this.servingStore = context.getStateStore(StoreNames.SERVING_GENERATION);
+        this.audits = context.getStateStore(StoreNames.DELETION_AUDIT);
         this.serving = dev.ensemble.sessions.schema.Generations.parse(servingStore.get(SERVING_KEY)).equals(generation);
         this.deletions = new DeletionWorkflow(context, stores, applied, config, () -> serving);
     }
@@ -122,6 +126,7 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         if (p instanceof SessionDeletedOnComputer a) {
             deletions.checkAnswer(e, a);
         }
+        ConversationProcessor.refuseForged(e, audits::get); // the assistant conversations' forged decisions and answers
         // taken: nothing above refused it; a run's facts change in the same write of its record
         if (p instanceof RunClaimed rc) {
             newId.record(run -> foldClaim(e, rc, run));

@@ -11,7 +11,7 @@ import java.util.function.BiConsumer;
 
 /**
  * A changelogged store of keys whose view is still to be published ({@link StoreNames#PENDING_VIEWS},
- * {@link StoreNames#PENDING_CORPUS}): a change marks its key in the same transaction, a punctuation publishes
+ * {@link StoreNames#PENDING_CORPUS}, {@link StoreNames#PENDING_ASSISTANT}): a change marks its key in the same transaction, a punctuation publishes
  * and unmarks. So a change committed before a crash is published after it.
  */
 final class PendingMarks {

@@ -64,11 +64,14 @@ public final class Projector implements AutoCloseable {
     public static final String RETIREMENT = "retirement";
     /** The corpus statistics ({@link CorpusProcessor}). */
     public static final String CORPUS_STATS = "corpus-stats";
+    /** The assistant conversations ({@link ConversationProcessor}). */
+    public static final String ASSISTANT_CONVERSATIONS = "assistant-conversations";
     /** The sinks: views and the intake's own decisions. */
     public static final String SESSIONS_VIEW_SINK = "sessions-view-sink";
     public static final String RETIREMENT_VIEW_SINK = "retirement-view-sink";
     public static final String CORPUS_VIEW_SINK = "corpus-view-sink";
     public static final String DELETION_AUDIT_SINK = "deletion-audit-sink";
+    public static final String ASSISTANT_VIEW_SINK = "assistant-view-sink";
     public static final String DECISIONS_SINK = "decisions-sink";
 
     private final Properties properties;
@@ -139,6 +142,9 @@ public final class Projector implements AutoCloseable {
      * sessions.events → event-intake ─┬→ session-chains ─┬→ sessions.view.sessions
      *                                 │                  └→ retirement ─→ sessions.view.retirement
      *                                 ├→ corpus-stats ─→ sessions.view.corpus
+     *                                 ├→ assistant-conversations ─┬→ sessions.view.assistant
+     *                                 │                           ├→ sessions.view.deletion-audit
+     *                                 │                           └→ sessions.events (its conversation deletion decisions)
      *                                 ├→ retirement (a computer's status, a deletion's progress)
      *                                 ├→ sessions.view.deletion-audit
      *                                 └→ sessions.events (its own decisions, in the same transaction)
@@ -152,7 +158,9 @@ public final class Projector implements AutoCloseable {
      * corpus statistics ({@link CorpusProcessor}, stores corpus-docs, corpus-claim-docs, pending-corpus) get every
      * valid new event after the chains (an invalid one is refused once, by the intake), and fold the session-choice
      * config from the log's {@code ChoiceConfigChanged} (store choice-config): nothing here reads a file or the
-     * environment, so a replay of the log gives the same views.
+     * environment, so a replay of the log gives the same views. The assistant conversations ({@link ConversationProcessor},
+     * stores assistant-conversations, pending-assistant, assistant-drops) fold the turns, asks and conversation deletions
+     * and decide those deletions, appending their decisions like the deletion workflow.
      *
      * @param rules          the retirement rules' numbers (the completed window)
      * @param inMemoryStores the same topology with in-memory stores instead of RocksDB: for long simulations
@@ -170,10 +178,11 @@ public final class Projector implements AutoCloseable {
         Topology t = new Topology();
         t.addSource(SOURCE, Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        t.addProcessor(EVENT_INTAKE, () -> new EventIntakeProcessor(rules, List.of(SESSION_CHAINS, CORPUS_STATS), generation), SOURCE);
+        t.addProcessor(EVENT_INTAKE, () -> new EventIntakeProcessor(rules, List.of(SESSION_CHAINS, CORPUS_STATS, ASSISTANT_CONVERSATIONS), generation), SOURCE);
         t.addProcessor(SESSION_CHAINS, SessionChainProcessor::new, EVENT_INTAKE);
         t.addProcessor(RETIREMENT, () -> new RetirementProcessor(rules), SESSION_CHAINS, EVENT_INTAKE);
         t.addProcessor(CORPUS_STATS, CorpusProcessor::new, EVENT_INTAKE);
+        t.addProcessor(ASSISTANT_CONVERSATIONS, () -> new ConversationProcessor(rules, generation), EVENT_INTAKE);
         for (StoreSpec spec : STORES) {
             t.addStateStore(Stores.keyValueStoreBuilder(spec.inMemory() || inMemoryStores ? Stores.inMemoryKeyValueStore(spec.name())
                             : Stores.persistentKeyValueStore(spec.name()), Serdes.String(), spec.serde()).withCachingEnabled(),
@@ -186,9 +195,11 @@ public final class Projector implements AutoCloseable {
         t.addSink(RETIREMENT_VIEW_SINK, generation.view(Topics.RETIREMENT_VIEW).name(), Topics.RETIREMENT_VIEW.keySerde().serializer(),
                 Topics.RETIREMENT_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), RETIREMENT);
         t.addSink(DELETION_AUDIT_SINK, generation.view(Topics.DELETION_AUDIT).name(), Topics.DELETION_AUDIT.keySerde().serializer(),
-                Topics.DELETION_AUDIT.valueSerde().serializer(), new AccountPartitioner<>(), EVENT_INTAKE);
+                Topics.DELETION_AUDIT.valueSerde().serializer(), new AccountPartitioner<>(), EVENT_INTAKE, ASSISTANT_CONVERSATIONS);
+        t.addSink(ASSISTANT_VIEW_SINK, generation.view(Topics.ASSISTANT_VIEW).name(), Topics.ASSISTANT_VIEW.keySerde().serializer(),
+                Topics.ASSISTANT_VIEW.valueSerde().serializer(), new AccountPartitioner<>(), ASSISTANT_CONVERSATIONS);
         t.addSink(DECISIONS_SINK, Topics.EVENTS.name(), Topics.EVENTS.keySerde().serializer(),
-                Topics.EVENTS.valueSerde().serializer(), new AccountPartitioner<>(), EVENT_INTAKE);
+                Topics.EVENTS.valueSerde().serializer(), new AccountPartitioner<>(), EVENT_INTAKE, ASSISTANT_CONVERSATIONS);
         return t;
     }
 
@@ -202,8 +213,8 @@ public final class Projector implements AutoCloseable {
 
     /** Every state store of the projector's topology ({@link #buildTopology(RetirementRules.Config, boolean)}). */
     static final List<StoreSpec> STORES = List.of(
-            new StoreSpec(StoreNames.EVENT_IDS, Serdes.Long(), false, List.of(SESSION_CHAINS, EVENT_INTAKE)),
-            new StoreSpec(StoreNames.RUNS, RunRecord.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
+            new StoreSpec(StoreNames.EVENT_IDS, Serdes.Long(), false, List.of(SESSION_CHAINS, EVENT_INTAKE, ASSISTANT_CONVERSATIONS)),
+            new StoreSpec(StoreNames.RUNS, RunRecord.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT, ASSISTANT_CONVERSATIONS)),
             new StoreSpec(StoreNames.SESSION_CHAINS, AvroSerde.of(SessionView.class), false,
                     List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.SESSION_FILLS, SessionFill.SERDE, false, List.of(SESSION_CHAINS, EVENT_INTAKE, RETIREMENT)),
@@ -214,13 +225,17 @@ public final class Projector implements AutoCloseable {
             new StoreSpec(StoreNames.COMPUTER_STATES, AvroSerde.of(Event.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.COMPUTER_SESSIONS, Serdes.String(), false, List.of(EVENT_INTAKE, RETIREMENT)),
             new StoreSpec(StoreNames.DELETION_STATES, AvroSerde.of(DeletionState.class), false, List.of(EVENT_INTAKE, RETIREMENT)),
-            new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, List.of(EVENT_INTAKE)),
+            new StoreSpec(StoreNames.DELETION_AUDIT, AvroSerde.of(DeletionAudit.class), false, List.of(EVENT_INTAKE, ASSISTANT_CONVERSATIONS)),
             new StoreSpec(StoreNames.RETIREMENT_DIGESTS, RetirementDigest.SERDE, false, List.of(RETIREMENT)),
             new StoreSpec(StoreNames.CORPUS_DOCS, Serdes.String(), false, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.CORPUS_CLAIMS, Serdes.String(), false, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.PENDING_CORPUS, Serdes.Long(), true, List.of(CORPUS_STATS)),
             new StoreSpec(StoreNames.CHOICE_CONFIG, Serdes.String(), false, List.of(CORPUS_STATS)),
-            new StoreSpec(StoreNames.SERVING_GENERATION, Serdes.String(), false, List.of(EVENT_INTAKE)));
+            new StoreSpec(StoreNames.SERVING_GENERATION, Serdes.String(), false, List.of(EVENT_INTAKE, ASSISTANT_CONVERSATIONS)),
+            new StoreSpec(StoreNames.ASSISTANT_CONVERSATIONS, AvroSerde.of(dev.ensemble.sessions.views.ConversationView.class), false,
+                    List.of(ASSISTANT_CONVERSATIONS)),
+            new StoreSpec(StoreNames.PENDING_ASSISTANT, Serdes.Long(), true, List.of(ASSISTANT_CONVERSATIONS)),
+            new StoreSpec(StoreNames.ASSISTANT_DROPS, Serdes.String(), false, List.of(ASSISTANT_CONVERSATIONS)));
 
     /** Starts the application (non-blocking). */
     public synchronized void start() {
@@ -268,10 +283,11 @@ public final class Projector implements AutoCloseable {
     }
 
     /**
-     * Whether views are still to be published: a mark in {@link StoreNames#PENDING_VIEWS} or
-     * {@link StoreNames#PENDING_CORPUS} of this instance's tasks (read through Kafka Streams' interactive queries;
-     * true while they cannot be read, e.g. during a rebalance, or before start: a failed read is "not known yet", never
-     * an error, so a rebuild waiting on it is not aborted by a read that races a task's move).
+     * Whether views are still to be published: a mark in {@link StoreNames#PENDING_VIEWS},
+     * {@link StoreNames#PENDING_CORPUS} or {@link StoreNames#PENDING_ASSISTANT} of this instance's tasks (read through
+     * Kafka Streams' interactive queries; true while they cannot be read, e.g. during a rebalance, or before start: a
+     * failed read is "not known yet", never an error, so a rebuild waiting on it is not aborted by a read that races a
+     * task's move).
      */
     public boolean publicationPending() {
         KafkaStreams s = streams();
@@ -279,7 +295,7 @@ public final class Projector implements AutoCloseable {
             return true;
         }
         try {
-            for (String store : List.of(StoreNames.PENDING_VIEWS, StoreNames.PENDING_CORPUS)) {
+            for (String store : List.of(StoreNames.PENDING_VIEWS, StoreNames.PENDING_CORPUS, StoreNames.PENDING_ASSISTANT)) {
                 org.apache.kafka.streams.state.ReadOnlyKeyValueStore<String, Long> marks = s.store(
                         org.apache.kafka.streams.StoreQueryParameters.fromNameAndType(store,
                                 org.apache.kafka.streams.state.QueryableStoreTypes.<String, Long>keyValueStore()));

@@ -66,4 +66,17 @@ public final class StoreNames {
      * retirement view published.
      */
     public static final String RETIREMENT_DIGESTS = "retirement-digests";
+
+    /**
+     * {@code <account>/<conversationKey>} → ConversationView: an assistant conversation (guide §5), its sessions per computer,
+     * its ask line, its deletion and each computer's drop ({@code ConversationProcessor}).
+     */
+    public static final String ASSISTANT_CONVERSATIONS = "assistant-conversations";
+    /** {@code <account>/<conversationKey>} → the record time of its last change: conversations whose view is still to be published. */
+    public static final String PENDING_ASSISTANT = "pending-assistant";
+    /**
+     * {@code <account>/<computerId>\n<conversationKey>} → the first accepted request id: a deleted conversation's drop still
+     * pending on the computer (asked again when it comes online), for prefix scans.
+     */
+    public static final String ASSISTANT_DROPS = "assistant-drops";
 }

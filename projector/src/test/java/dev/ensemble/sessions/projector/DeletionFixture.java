@@ -48,12 +48,17 @@ final class DeletionFixture implements AutoCloseable {
     final TestOutputTopic<String, RetirementView> retirementOut;
     final TestOutputTopic<String, DeletionAudit> auditOut;
     final TestOutputTopic<byte[], byte[]> deadOut;
+    final TestOutputTopic<String, dev.ensemble.sessions.views.ConversationView> assistantOut;
+    /** The newest conversation views published, by key. */
+    final Map<String, dev.ensemble.sessions.views.ConversationView> conversations = new HashMap<>();
     final Map<String, SessionView> sessions = new HashMap<>();
     final Map<String, RetirementView> retirement = new HashMap<>();
     final Map<String, DeletionAudit> audits = new HashMap<>();
     /** Every event the projector appended to the log, in order. */
     final List<Event> appended = new ArrayList<>();
     final List<byte[]> dead = new ArrayList<>();
+    /** The reason of each dead letter (header {@code __streams.errors.message}), in order. */
+    final List<String> deadReasons = new ArrayList<>();
     /** Every event piped in, in order (the log as the test wrote it). */
     final List<Event> piped = new ArrayList<>();
 
@@ -85,6 +90,8 @@ final class DeletionFixture implements AutoCloseable {
                 Topics.RETIREMENT_VIEW.valueSerde().deserializer());
         auditOut = driver.createOutputTopic(Topics.DELETION_AUDIT.name(), Topics.DELETION_AUDIT.keySerde().deserializer(),
                 Topics.DELETION_AUDIT.valueSerde().deserializer());
+        assistantOut = driver.createOutputTopic(Topics.ASSISTANT_VIEW.name(), Topics.ASSISTANT_VIEW.keySerde().deserializer(),
+                Topics.ASSISTANT_VIEW.valueSerde().deserializer());
         deadOut = driver.createOutputTopic(Topics.DEAD_LETTER.name(), Topics.DEAD_LETTER.keySerde().deserializer(),
                 Topics.DEAD_LETTER.valueSerde().deserializer());
     }
@@ -114,8 +121,13 @@ final class DeletionFixture implements AutoCloseable {
                 appended.add(kv.value);
             }
         }
-        for (var kv : deadOut.readKeyValuesToList()) {
-            dead.add(kv.value);
+        for (var kv : assistantOut.readKeyValuesToList()) {
+            conversations.merge(kv.key, kv.value, (a, b) -> b.getSequence() > a.getSequence() ? b : a);
+        }
+        for (var r : deadOut.readRecordsToList()) {
+            dead.add(r.value());
+            var h = r.headers().lastHeader("__streams.errors.message");
+            deadReasons.add(h == null ? "" : new String(h.value(), java.nio.charset.StandardCharsets.UTF_8));
         }
     }
 
@@ -125,6 +137,10 @@ final class DeletionFixture implements AutoCloseable {
 
     RetirementView retirement(String id) {
         return retirement.get(Keys.of(ACCOUNT, id));
+    }
+
+    dev.ensemble.sessions.views.ConversationView conversation(String key) {
+        return conversations.get(Keys.of(ACCOUNT, key));
     }
 
     DeletionAudit audit(String requestId) {

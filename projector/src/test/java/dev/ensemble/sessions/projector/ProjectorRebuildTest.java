@@ -31,15 +31,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Rebuilding the views by replay (DESIGN.md §1) gives the live views back, key by key, after a random history of
- * several accounts (chains, statuses, reports, engine events, deletion requests and computers' answers); and also
+ * several accounts (chains, statuses, reports, engine events, deletion requests and computers' answers; assistant chats'
+ * turns, asks, conversation deletions, computers' drops and their coming online); and also
  * when the replaying process is killed (SIGKILL) half-way and the projector is started again. Every view is
- * compared: sessions, rarity tables, retirement (but its publication counter) and the deletion audit. The guard's
+ * compared: sessions, rarity tables, retirement (but its publication counter), the deletion audit and the assistant
+ * conversations. The guards'
  * decisions, which the projector appends to the log, are decided again in the replay with the same name-based
  * eventIds: appended once more, they are duplicates and change nothing.
  */
 class ProjectorRebuildTest {
     static final List<String> VIEWS = List.of(Topics.SESSIONS_VIEW.name(), Topics.CORPUS_VIEW.name(),
-            Topics.RETIREMENT_VIEW.name(), Topics.DELETION_AUDIT.name());
+            Topics.RETIREMENT_VIEW.name(), Topics.DELETION_AUDIT.name(), Topics.ASSISTANT_VIEW.name());
 
     @Test
     void rebuiltViewsEqualTheLiveOnesAlsoAfterAKillMidReplay(@TempDir Path state) throws Exception {
@@ -60,6 +62,11 @@ class ProjectorRebuildTest {
             assertThat(live.entrySet()).as("the history deleted some sessions")
                     .anyMatch(en -> en.getKey().startsWith(Topics.DELETION_AUDIT.name()) && en.getValue().toString().contains("\"DELETED\""))
                     .anyMatch(en -> en.getKey().startsWith(Topics.DELETION_AUDIT.name()) && en.getValue().toString().contains("\"SKIPPED\""));
+            assertThat(live.entrySet()).as("the history has assistant conversations, deleted ones and asks")
+                    .anyMatch(en -> en.getKey().startsWith(Topics.ASSISTANT_VIEW.name()) && en.getValue().toString().contains("\"deleted\":true"))
+                    .anyMatch(en -> en.getKey().startsWith(Topics.ASSISTANT_VIEW.name()) && en.getValue().toString().contains("\"ANSWERED\""))
+                    .anyMatch(en -> en.getKey().startsWith(Topics.DELETION_AUDIT.name()) && en.getValue().toString().contains("\"conversationKey\":\"chat-")
+                            && en.getValue().toString().contains("\"DELETED\""));
 
             // rebuild (beside another generation's changelog, which the reset of generation 1 leaves alone)
             String otherGeneration = "ensemble-projector-g2-" + StoreNames.RUNS + "-changelog";
@@ -124,8 +131,15 @@ class ProjectorRebuildTest {
         Map<String, List<String>> sessionRuns = new HashMap<>();
         List<Event> out = new ArrayList<>();
         List<String> deletionRequestIds = new ArrayList<>();
+        Map<String, AssistantHistory> assistant = new HashMap<>();
         for (int i = 0; i < n; i++) {
             String acct = accounts.get(rnd.nextInt(accounts.size()));
+            if (rnd.nextInt(8) == 0) {
+                for (Event a : assistant.computeIfAbsent(acct, AssistantHistory::new).next(rnd, i)) {
+                    out.add(Event.newBuilder(a).setAccount(acct).build());
+                }
+                continue;
+            }
             List<String> mine = runs.computeIfAbsent(acct, a -> new ArrayList<>());
             Event e = null;
             int kind = mine.isEmpty() ? 0 : rnd.nextInt(10);
@@ -162,6 +176,74 @@ class ProjectorRebuildTest {
             out.add(Event.newBuilder(e).setAccount(acct).build());
         }
         return out;
+    }
+
+    /**
+     * One account's assistant conversations in a random history (guide §5, §6): chats' turns on two computers, an ask
+     * line, a person's deletions answered by one computer at once and by the other later or after it comes online
+     * again, the system's idle requests (skipped this soon), and computers coming online.
+     */
+    static final class AssistantHistory {
+        final String account;
+        final List<String> chats = new ArrayList<>();
+        final Map<String, java.util.LinkedHashSet<String>> ranOn = new HashMap<>();
+        final java.util.Set<String> deleted = new java.util.HashSet<>();
+        /** chat → request id, computers still to answer */
+        final Map<String, String> requestOf = new HashMap<>();
+        final Map<String, List<String>> owed = new HashMap<>();
+        int asks;
+
+        AssistantHistory(String account) {
+            this.account = account;
+        }
+
+        List<Event> next(Random rnd, int i) {
+            java.time.Instant at = ChainFixture.at(i);
+            String computer = rnd.nextBoolean() ? "laptop" : "desktop";
+            List<String> live = chats.stream().filter(c -> !deleted.contains(c)).toList();
+            int r = rnd.nextInt(10);
+            if (r <= 3 || live.isEmpty()) {
+                String chat = live.isEmpty() || rnd.nextInt(4) == 0 ? "chat-" + account + "-" + i : live.get(rnd.nextInt(live.size()));
+                if (!chats.contains(chat)) {
+                    chats.add(chat);
+                }
+                ranOn.computeIfAbsent(chat, k -> new java.util.LinkedHashSet<>()).add(computer);
+                String turn = chat + "-t" + i;
+                return List.of(AssistantEvents.decided(chat, dev.ensemble.sessions.events.ConversationKind.CHAT, turn, computer, null, at),
+                        AssistantEvents.ended(chat, turn, computer, rnd.nextInt(5) > 0, "s-" + turn, 1 + rnd.nextInt(80), null, at.plusSeconds(20)));
+            }
+            if (r <= 5) {
+                String key = "ask-task-" + account;
+                String askId = account + "-ask-" + (++asks);
+                return List.of(AssistantEvents.ask(key, askId, "ana", "what is task " + i + "?", at),
+                        AssistantEvents.decided(key, dev.ensemble.sessions.events.ConversationKind.ASK, askId, computer, null, at.plusSeconds(1)),
+                        AssistantEvents.ended(key, askId, computer, true, "s-" + askId, 1, "answer " + i, at.plusSeconds(10)));
+            }
+            if (r == 6) {
+                String chat = live.get(rnd.nextInt(live.size()));
+                Event req = AssistantEvents.deleteRequest(chat, dev.ensemble.sessions.events.Requester.person, "ana", "person", at);
+                deleted.add(chat);
+                List<String> asked = new ArrayList<>(ranOn.get(chat));
+                requestOf.put(chat, req.getEventId());
+                List<Event> out = new ArrayList<>(List.of(req));
+                out.add(AssistantEvents.dropped(chat, req.getEventId(), asked.get(0), true, at.plusSeconds(5)));
+                owed.put(chat, new ArrayList<>(asked.subList(1, asked.size())));
+                return out;
+            }
+            if (r == 7) {
+                return List.of(DeletionFixture.computer(computer, true, 1, at));
+            }
+            if (r == 8) {
+                for (var en : owed.entrySet()) {
+                    if (!en.getValue().isEmpty()) {
+                        String c = en.getValue().remove(0);
+                        return List.of(AssistantEvents.dropped(en.getKey(), requestOf.get(en.getKey()), c, rnd.nextInt(4) > 0, at));
+                    }
+                }
+                return List.of();
+            }
+            return List.of(AssistantEvents.deleteRequest(live.get(rnd.nextInt(live.size())), dev.ensemble.sessions.events.Requester.system, null, "idle", at));
+        }
     }
 
     /** Key by key; on a difference, names the first keys that differ (values are long). */
@@ -220,6 +302,7 @@ class ProjectorRebuildTest {
         var corpus = Topics.CORPUS_VIEW.valueSerde().deserializer();
         var retirement = Topics.RETIREMENT_VIEW.valueSerde().deserializer();
         var audit = Topics.DELETION_AUDIT.valueSerde().deserializer();
+        var assistant = Topics.ASSISTANT_VIEW.valueSerde().deserializer();
         readAll(bootstrap, VIEWS, from, r -> {
             if (r.topic().equals(Topics.SESSIONS_VIEW.name())) {
                 out.put(r.topic() + "|" + r.key(), dev.ensemble.sessions.schema.EventJson.recordToJson(sessions.deserialize(r.topic(), r.value())));
@@ -228,6 +311,8 @@ class ProjectorRebuildTest {
                 var json = dev.ensemble.sessions.schema.EventJson.recordToJson(retirement.deserialize(r.topic(), r.value()));
                 json.remove("sequence");
                 out.put(r.topic() + "|" + r.key(), json);
+            } else if (r.topic().equals(Topics.ASSISTANT_VIEW.name())) {
+                out.put(r.topic() + "|" + r.key(), dev.ensemble.sessions.schema.EventJson.recordToJson(assistant.deserialize(r.topic(), r.value())));
             } else if (r.topic().equals(Topics.DELETION_AUDIT.name())) {
                 out.put(r.topic() + "|" + r.key(), dev.ensemble.sessions.schema.EventJson.recordToJson(audit.deserialize(r.topic(), r.value())));
             } else {
