@@ -41,9 +41,11 @@ import java.util.Objects;
  *       the sessions {@code keptInAgent} (an agent it never deletes from), or not ok with the error (a turn still
  *       running after the wait, an I/O error: the projector asks again every 5 minutes while the computer is online).</li>
  * </ol>
- * The answer's eventId is named by the computer and the request ({@code dropped-on-computer/<computer>/<request>}), and
- * the position is committed only after the answers are written, so a second delivery (a restart in between, or the
- * request appended again when the computer comes back) drops nothing more and answers with the same id. When the
+ * The answer's eventId is named by the computer and the accepted event it answers
+ * ({@code dropped-on-computer/<computer>/<eventId of the ConversationDeletionAccepted>}), and the position is committed
+ * only after the answers are written, so a second delivery of the same event (a restart in between) drops nothing more
+ * and answers with the same id; the request asked again (appended anew when the computer comes back, with an id of its
+ * own) gets an answer of its own, so a drop that failed the first time is not lost as a duplicate when it succeeds. When the
  * answers cannot be written, it goes back to the committed position and tries again every 5 seconds.
  */
 public final class ConversationDropExecutor implements AutoCloseable {
@@ -197,7 +199,7 @@ public final class ConversationDropExecutor implements AutoCloseable {
         }
         List<String> kept = new ArrayList<>();
         d.keptInAgent().forEach(r -> kept.add(r.sessionId()));
-        return events.event("dropped-on-computer/" + config.computerId() + "/" + a.getRequestId(),
+        return events.event("dropped-on-computer/" + config.computerId() + "/" + e.getEventId(),
                 config.clock().instant().truncatedTo(ChronoUnit.MILLIS),
                 ConversationDroppedOnComputer.newBuilder().setConversationKey(key).setRequestId(a.getRequestId())
                         .setComputerId(config.computerId()).setOk(d.confirmed()).setError(d.confirmed() ? null : d.error())

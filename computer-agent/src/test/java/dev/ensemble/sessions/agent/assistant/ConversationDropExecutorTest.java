@@ -104,7 +104,7 @@ class ConversationDropExecutorTest {
             x.start();
             waitUntil(() -> answers.size() >= 1);
             Event answer = answers.get(0);
-            assertThat(answer.getEventId()).isEqualTo(EventFactory.eventId("dropped-on-computer/laptop/req-1"));
+            assertThat(answer.getEventId()).isEqualTo(EventFactory.eventId("dropped-on-computer/laptop/a-1"));
             assertThat(answer.getSource()).isEqualTo("computer:laptop");
             ConversationDroppedOnComputer a = (ConversationDroppedOnComputer) answer.getPayload();
             assertThat(a.getOk()).isTrue();
@@ -120,7 +120,8 @@ class ConversationDropExecutorTest {
             assertThat(otherChatFile).exists();
             assertThat(store.<AssistantSessions.Entry>with(s -> s.get("chat-2"))).isNotNull();
 
-            // the projector asks again (the computer came back): nothing more to drop, the same answer's id
+            // the projector asks again (the computer came back): nothing more to drop; an answer of its own, so that had
+            // the first drop failed, this one's ok would not be taken for a duplicate of it
             try (KafkaProducer<String, Event> p = producer()) {
                 p.send(new ProducerRecord<>(Topics.EVENTS.name(), ACCOUNT, accepted("a-1-again", "service:projector", "chat-1", "req-1",
                         List.of("laptop"))));
@@ -128,7 +129,7 @@ class ConversationDropExecutorTest {
             }
             waitUntil(() -> answers.size() >= 2);
             Event again = answers.get(1);
-            assertThat(again.getEventId()).isEqualTo(answer.getEventId());
+            assertThat(again.getEventId()).isEqualTo(EventFactory.eventId("dropped-on-computer/laptop/a-1-again")).isNotEqualTo(answer.getEventId());
             ConversationDroppedOnComputer b = (ConversationDroppedOnComputer) again.getPayload();
             assertThat(b.getOk()).as("nothing left counts as dropped").isTrue();
             assertThat(b.getRemovedPaths()).isEmpty();
