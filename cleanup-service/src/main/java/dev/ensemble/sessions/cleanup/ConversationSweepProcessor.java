@@ -29,8 +29,9 @@ import java.util.Set;
 /**
  * The minute tick over one partition's assistant conversations (guide §5, §6). Input: the conversation views (key
  * {@code <account>/<conversationKey>}, the newest by {@code sequence} kept, a deleted one forgotten) and the event
- * log, of which only {@code ComputerStatus} is read (whether each computer is online, for the drops asked again). A
- * changed view is looked at on the next tick; each look ({@link ConversationSweepPlanner}) forwards the events it
+ * log, of which only {@code ComputerStatus} is read (whether each computer is online, for the drops asked again; a
+ * computer coming online has its account's conversations being deleted looked at on the next tick). A changed view is
+ * looked at on the next tick; each look ({@link ConversationSweepPlanner}) forwards the events it
  * plans and says when to look again. An event id appended for a conversation is remembered while the conversation is
  * held, so a later look (before the projector's answer shows in the view) appends nothing twice; the ids are
  * name-based, so a look after a lost state asks with the same id (the guard then skips it). The events and the
@@ -79,7 +80,12 @@ final class ConversationSweepProcessor implements Processor<String, Object, Stri
         if (v instanceof ConversationView view) {
             held(record.key(), view);
         } else if (v instanceof Event e && e.getPayload() instanceof ComputerStatus s) {
-            computers.put(Keys.of(e.getAccount(), s.getComputerId()), s.getOnline() ? "online" : "offline");
+            String key = Keys.of(e.getAccount(), s.getComputerId());
+            String was = computers.get(key);
+            computers.put(key, s.getOnline() ? "online" : "offline");
+            if (s.getOnline() && !"online".equals(was)) {
+                cameOnline(e.getAccount());
+            }
         }
         // other events, and tombstones, mean nothing here
     }
@@ -98,6 +104,20 @@ final class ConversationSweepProcessor implements Processor<String, Object, Stri
         }
         views.put(key, view);
         lookAt(key, Instant.ofEpochMilli(context.currentSystemTimeMs()));
+    }
+
+    /** A computer of {@code account} came online: its conversations being deleted are looked at on the next tick. */
+    private void cameOnline(String account) {
+        Instant now = Instant.ofEpochMilli(context.currentSystemTimeMs());
+        List<String> deleting = new ArrayList<>();
+        try (KeyValueIterator<String, ConversationView> it = views.prefixScan(Keys.prefix(account), new StringSerializer())) {
+            it.forEachRemaining(kv -> {
+                if (kv.value.getDeletion() != null) {
+                    deleting.add(kv.key);
+                }
+            });
+        }
+        deleting.forEach(key -> lookAt(key, now));
     }
 
     /** Looks at every conversation due at {@code now}, earliest first. */
