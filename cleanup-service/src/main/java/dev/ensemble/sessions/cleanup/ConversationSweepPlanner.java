@@ -34,12 +34,13 @@ import java.util.UUID;
  *       {@value #CLEARED_ERROR}; with nothing waiting or running, {@link AskRules#ASK_IDLE} (30 minutes) after the last
  *       answer a request with reason {@value #ASK_ANSWERED}, or at once with {@value #ASK_CLEARED} when none was ever
  *       answered (every ask cleared).</li>
- *   <li>A deletion under way with a computer that has not confirmed (no answer, or an error): while that computer is
+ *   <li>A deletion under way (the projector marks the conversation deleted when it accepts one, and keeps each
+ *       computer's drop in it) with a computer that has not confirmed (no answer, or an error): while that computer is
  *       online, every {@link DropRules#RETRY_EVERY} (5 minutes) after it was last asked, a request with reason
  *       {@value #RETRY} (the guard asks the pending computers again); not after {@link DropRules#KEEP_PENDING} (30
  *       days). Asking a computer again when it connects is the projector's.</li>
  *   <li>Nothing for a deleted conversation, nor (but {@value #RETRY}) for one with a deletion under way; nothing for a
- *       one-off, which keeps no session.</li>
+ *       one-off, which keeps no session, nor for a conversation with a turn running (its end changes the view).</li>
  * </ul>
  * Every id is name-based on the account, the conversation, the reason and the instant the rule fell due at (the
  * idle deadline, the last answer plus 30 minutes, the 5-minute boundary reached), so the same due thing planned
@@ -94,11 +95,11 @@ public final class ConversationSweepPlanner {
      *                  taken as paired and offline)
      */
     public static Plan plan(ConversationView v, Map<String, DropRules.Computer> computers, Instant now, IdleRules.Config c) {
+        if (v.getDeletion() != null) {
+            return drops(v, computers, now); // deleted (the projector marks it at acceptance), drops pending
+        }
         if (v.getDeleted()) {
             return Plan.NOTHING;
-        }
-        if (v.getDeletion() != null) {
-            return drops(v, computers, now);
         }
         return switch (v.getKind()) {
             case ASK -> asks(v, now);
@@ -108,8 +109,8 @@ public final class ConversationSweepPlanner {
     }
 
     private static Plan idle(ConversationView v, Instant now, IdleRules.Config c) {
-        if (v.getLastUsedAt() == null) {
-            return Plan.NOTHING;
+        if (v.getLastUsedAt() == null || v.getRunningTurn() != null) {
+            return Plan.NOTHING; // never used; or a turn running, whose end changes the view (the guard skips it too)
         }
         TurnRules.Kind kind = TurnRules.Kind.valueOf(v.getKind().name());
         Instant dropAt = IdleRules.dropAt(kind, v.getLastUsedAt(), v.getLastAnswerAt(), v.getKeepDays(), v.getNextRunAt(), c);
@@ -170,8 +171,7 @@ public final class ConversationSweepPlanner {
         Instant dueAt = null;
         Instant next = null;
         for (ConversationDrop d : v.getDeletion().getComputers()) {
-            boolean pending = !d.getExpired() && (d.getConfirmedAt() == null || Boolean.FALSE.equals(d.getOk()));
-            if (!pending) {
+            if (!pending(d)) {
                 continue;
             }
             DropRules.Computer known = computers.get(d.getComputerId());
@@ -202,6 +202,11 @@ public final class ConversationSweepPlanner {
             }
         }
         return new Plan(List.of(), dueAt == null ? null : request(v, RETRY, dueAt), next);
+    }
+
+    /** A drop not confirmed ok (no answer, or an error) and not marked expired: the computer is asked again. */
+    static boolean pending(ConversationDrop d) {
+        return !Boolean.TRUE.equals(d.getOk()) && !d.getExpired();
     }
 
     private static int indexOf(ConversationView v, String askId) {

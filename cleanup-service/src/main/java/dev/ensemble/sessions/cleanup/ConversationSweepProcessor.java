@@ -28,7 +28,8 @@ import java.util.Set;
 
 /**
  * The minute tick over one partition's assistant conversations (guide §5, §6). Input: the conversation views (key
- * {@code <account>/<conversationKey>}, the newest by {@code sequence} kept, a deleted one forgotten) and the event
+ * {@code <account>/<conversationKey>}, the newest by {@code sequence} kept; a deleted one is forgotten once no
+ * computer's drop is left to ask again) and the event
  * log, of which only {@code ComputerStatus} is read (whether each computer is online, for the drops asked again; a
  * computer coming online has its account's conversations being deleted looked at on the next tick). A changed view is
  * looked at on the next tick; each look ({@link ConversationSweepPlanner}) forwards the events it
@@ -96,10 +97,9 @@ final class ConversationSweepProcessor implements Processor<String, Object, Stri
         if (old != null && old.getSequence() >= view.getSequence()) {
             return;
         }
-        if (view.getDeleted()) {
-            views.delete(key);
-            asked.delete(key);
-            lookAt(key, null);
+        if (view.getDeleted() && (view.getDeletion() == null
+                || view.getDeletion().getComputers().stream().noneMatch(ConversationSweepPlanner::pending))) {
+            forget(key); // deleted, and no computer's drop left to ask again
             return;
         }
         views.put(key, view);
@@ -157,6 +157,10 @@ final class ConversationSweepProcessor implements Processor<String, Object, Stri
                 }
             }
             remember(key, done);
+            if (v.getDeleted() && plan.nextAt() == null) {
+                forget(key); // deleted, its drops expired: nothing will be asked again
+                continue;
+            }
             Instant next = plan.nextAt();
             if (next != null && next.isBefore(now.plus(config.conversationTick()))) {
                 next = now.plus(config.conversationTick()); // not before the next tick
@@ -166,6 +170,12 @@ final class ConversationSweepProcessor implements Processor<String, Object, Stri
         if (requests > 0) {
             LOG.info("conversation tick: looked at {}, asked to delete {}", keys.size(), requests);
         }
+    }
+
+    private void forget(String key) {
+        views.delete(key);
+        asked.delete(key);
+        lookAt(key, null);
     }
 
     private Map<String, DropRules.Computer> computersOf(String account) {

@@ -69,7 +69,7 @@ class ConversationCleanupBrokerTest {
     }
 
     static ConversationView deleting(String key, Instant acceptedAt, String computer) {
-        return view(key, ConversationKind.CHAT, acceptedAt.minus(Duration.ofDays(2))).setSequence(5)
+        return view(key, ConversationKind.CHAT, acceptedAt.minus(Duration.ofDays(2))).setSequence(5).setDeleted(true)
                 .setDeletion(ConversationDeletion.newBuilder().setRequestId("req-" + key).setRequestedBy(Requester.person)
                         .setReason("person").setAcceptedAt(acceptedAt).setComputers(new ArrayList<>(List.of(
                                 ConversationDrop.newBuilder().setComputerId(computer).setAskedAt(acceptedAt).build()))).build())

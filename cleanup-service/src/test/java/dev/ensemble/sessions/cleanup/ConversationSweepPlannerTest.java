@@ -74,6 +74,13 @@ class ConversationSweepPlannerTest {
         }
 
         @Test
+        void notWhileATurnRunsItsEndChangesTheView() {
+            ConversationView v = view("chat-1", ConversationKind.CHAT).setRunningTurn(dev.ensemble.sessions.views.RunningTurn.newBuilder()
+                    .setTurnId("t9").setComputerId("laptop").setStartedAt(T).build()).build();
+            assertThat(plan(v, Duration.ofDays(31))).isEqualTo(new ConversationSweepPlanner.Plan(List.of(), null, null));
+        }
+
+        @Test
         void aConversationNeverUsedAndAOneOffAreLeftAlone() {
             assertThat(plan(view("chat-1", ConversationKind.CHAT).setLastUsedAt(null).build(), Duration.ofDays(400)))
                     .isEqualTo(new ConversationSweepPlanner.Plan(List.of(), null, null));
@@ -205,7 +212,7 @@ class ConversationSweepPlannerTest {
     }
 
     static ConversationView deleting(Instant acceptedAt, ConversationDrop... drops) {
-        return view("chat-1", ConversationKind.CHAT).setDeletion(ConversationDeletion.newBuilder().setRequestId("req-1")
+        return view("chat-1", ConversationKind.CHAT).setDeleted(true).setDeletion(ConversationDeletion.newBuilder().setRequestId("req-1")
                 .setRequestedBy(Requester.person).setReason("person").setAcceptedAt(acceptedAt)
                 .setComputers(new ArrayList<>(List.of(drops))).build()).build();
     }
@@ -282,6 +289,11 @@ class ConversationSweepPlannerTest {
         void deleted() {
             ConversationView v = view("chat-1", ConversationKind.CHAT).setDeleted(true).build();
             assertThat(plan(v, Duration.ofDays(400))).isEqualTo(new ConversationSweepPlanner.Plan(List.of(), null, null));
+            ConversationDrop confirmed = drop("laptop", T);
+            confirmed.setConfirmedAt(T.plusSeconds(5));
+            confirmed.setOk(true);
+            assertThat(ConversationSweepPlanner.plan(deleting(T, confirmed), online("laptop"), T.plus(Duration.ofDays(40)), C))
+                    .as("every drop confirmed").isEqualTo(new ConversationSweepPlanner.Plan(List.of(), null, null));
         }
 
         @Test

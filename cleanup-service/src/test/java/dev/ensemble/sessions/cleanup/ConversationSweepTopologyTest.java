@@ -96,7 +96,7 @@ class ConversationSweepTopologyTest {
         try (Fixture f = new Fixture()) {
             Instant asked = START.minus(Duration.ofMinutes(4));
             f.view(ConversationView.newBuilder().setAccount(ACCOUNT).setConversationKey("chat-1").setKind(ConversationKind.CHAT)
-                    .setSequence(3).setLastUsedAt(asked).setDeletion(ConversationDeletion.newBuilder().setRequestId("r1")
+                    .setSequence(3).setLastUsedAt(asked).setDeleted(true).setDeletion(ConversationDeletion.newBuilder().setRequestId("r1")
                             .setRequestedBy(Requester.person).setReason("person").setAcceptedAt(asked).setComputers(new ArrayList<>(List.of(
                                     ConversationDrop.newBuilder().setComputerId("laptop").setAskedAt(asked).build()))).build())
                     .build());
