@@ -14,9 +14,12 @@ import java.util.Map;
  * @param maxRequests           the most deletions one sweep of one account asks for (20)
  * @param lookAgainAfterRequest a session whose deletion was just asked for is looked at again after this long
  *                              unless the retirement view says otherwise first (1 hour)
+ * @param conversationTick      how often the assistant conversations due are looked at (the minute tick of guide §5
+ *                              and §6: asks, drops asked again, idle chats, routines and node conversations); not
+ *                              turned off by {@code cleanSessions}, which is about retired work's sessions
  */
 public record CleanupConfig(boolean cleanSessions, Duration sweepInterval, int maxLookedAt, int maxRequests,
-                            Duration lookAgainAfterRequest) {
+                            Duration lookAgainAfterRequest, Duration conversationTick) {
     /** The property that turns the sweeps on or off. */
     public static final String CLEAN_SESSIONS = "orchestration.cleanSessions";
     /** The property with the sweep interval (ISO-8601, e.g. PT15M). */
@@ -26,25 +29,33 @@ public record CleanupConfig(boolean cleanSessions, Duration sweepInterval, int m
         if (sweepInterval.isNegative() || sweepInterval.isZero()) {
             throw new IllegalArgumentException("the sweep interval must be positive, not " + sweepInterval);
         }
+        if (conversationTick.isNegative() || conversationTick.isZero()) {
+            throw new IllegalArgumentException("the conversation tick must be positive, not " + conversationTick);
+        }
         if (maxLookedAt < 1 || maxRequests < 0) {
             throw new IllegalArgumentException("a sweep looks at 1 or more sessions (not " + maxLookedAt
                     + ") and asks for 0 or more deletions (not " + maxRequests + ")");
         }
     }
 
-    /** The guide's: on, every 15 minutes, 60 looked at, 20 asked for. */
+    /** The guide's: on, every 15 minutes, 60 looked at, 20 asked for; conversations every minute. */
     public static CleanupConfig defaults() {
-        return new CleanupConfig(true, Duration.ofMinutes(15), 60, 20, Duration.ofHours(1));
+        return new CleanupConfig(true, Duration.ofMinutes(15), 60, 20, Duration.ofHours(1), Duration.ofMinutes(1));
     }
 
     /** These settings with the sweeps on or off. */
     public CleanupConfig withCleanSessions(boolean on) {
-        return new CleanupConfig(on, sweepInterval, maxLookedAt, maxRequests, lookAgainAfterRequest);
+        return new CleanupConfig(on, sweepInterval, maxLookedAt, maxRequests, lookAgainAfterRequest, conversationTick);
     }
 
     /** These settings with another sweep interval. */
     public CleanupConfig withSweepInterval(Duration interval) {
-        return new CleanupConfig(cleanSessions, interval, maxLookedAt, maxRequests, lookAgainAfterRequest);
+        return new CleanupConfig(cleanSessions, interval, maxLookedAt, maxRequests, lookAgainAfterRequest, conversationTick);
+    }
+
+    /** These settings with another conversation tick (tests; the guide's is a minute). */
+    public CleanupConfig withConversationTick(Duration tick) {
+        return new CleanupConfig(cleanSessions, sweepInterval, maxLookedAt, maxRequests, lookAgainAfterRequest, tick);
     }
 
     /**

@@ -17,7 +17,10 @@ import java.util.Properties;
  * conversations, routines and node sessions unused long enough), at most 60 looked at and 20 asked for per
  * account per sweep. It never deletes anything itself: each request goes through the projector's guard, which
  * decides, and the computers delete. It consumes {@code sessions.view.retirement} and
- * {@code sessions.cleanup.commands} and produces SessionDeletionRequested events on {@code sessions.events}.
+ * {@code sessions.cleanup.commands} and produces SessionDeletionRequested events on {@code sessions.events}. Every
+ * minute it also looks at the assistant conversations due ({@code sessions.view.assistant}, and the log's
+ * ComputerStatus events): ConversationDeletionRequested for idle chats, routines and node conversations, answered ask
+ * lines and drops asked again, and TurnEnded for asks that never reported back ({@link ConversationSweepPlanner}).
  *
  * <p>Life cycle: {@link #start()} runs the Streams application until {@link #stop()}; startable alone against
  * any bootstrap servers, or with the other services by the local launcher. Several instances share the
@@ -85,8 +88,10 @@ public final class CleanupService implements AutoCloseable {
         streams = newStreams(generation);
         StreamsDefaults.start(streams, "cleanup");
         metrics.follow(streams);
-        LOG.info("cleanup started ({} → {}): {}", generation.view(Topics.RETIREMENT_VIEW).name(), Topics.EVENTS.name(),
-                config.cleanSessions() ? "sweeping every " + config.sweepInterval() : CleanupConfig.CLEAN_SESSIONS + " is off");
+        LOG.info("cleanup started ({}, {} → {}): {}; conversations every {}", generation.view(Topics.RETIREMENT_VIEW).name(),
+                generation.view(Topics.ASSISTANT_VIEW).name(), Topics.EVENTS.name(),
+                config.cleanSessions() ? "sweeping every " + config.sweepInterval() : CleanupConfig.CLEAN_SESSIONS + " is off",
+                config.conversationTick());
         watcher = new dev.ensemble.sessions.schema.Generations.Watcher(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.connection(overrides), "cleanup",
                 records -> switchTo(dev.ensemble.sessions.schema.Generations.parse(records.get(dev.ensemble.sessions.schema.Generations.SERVING))));
     }

@@ -63,7 +63,8 @@ public final class Topics {
     /**
      * Assistant conversations (guide section 5): chats, routines, node conversations, ask lines and one-offs, their
      * agent sessions per computer, the ask line, and the conversation's deletion with each computer's drop. Written by
-     * the projector. Key: {@code <account>/<conversationKey>}, partitioned by account; deleted conversations stay, marked.
+     * the projector; read by the gateway and the cleanup (its minute tick). Key: {@code <account>/<conversationKey>},
+     * partitioned by account; deleted conversations stay, marked.
      */
     public static final Topic<String, ConversationView> ASSISTANT_VIEW =
             new Topic<>("sessions.view.assistant", Serdes.String(), AvroSerde.of(ConversationView.class), true);
