@@ -31,6 +31,8 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -62,19 +64,57 @@ final class ImportBench implements Callable<Integer> {
     @Option(names = "--prompts", defaultValue = "7", description = "new prompts appended while the agent runs, to time how soon each is in the log (default ${DEFAULT-VALUE})")
     int prompts;
 
+    @Option(names = "--fresh-jvm", description = "time each run's first import in a new JVM (a child java with this JVM's "
+            + "options, as the launcher starts it: its own embedded broker, then the import), ccusage cold right before each; "
+            + "no restart or prompt timing")
+    boolean freshJvm;
+
+    @Option(names = "--jvm-variant", paramLabel = "NAME=OPTIONS", description = "with --fresh-jvm: also time, in each run, a child "
+            + "started with these JVM options added after this JVM's (repeatable; space-separated), e.g. c1=-XX:TieredStopAtLevel=1")
+    java.util.LinkedHashMap<String, String> variants = new java.util.LinkedHashMap<>();
+
+    /** The child's part of --fresh-jvm: import this Claude Code projects folder into a fresh embedded broker, print one line. */
+    @Option(names = "--one-import", hidden = true)
+    Path oneImport;
+
+    /** The launcher's class-data-sharing training: a tiny generated store imported into a fresh embedded broker. */
+    @Option(names = "--class-archive-training", hidden = true)
+    boolean classArchiveTraining;
+
+    /** The line a --fresh-jvm child prints (parsed by the parent): the import's seconds and CPU split, the whole JVM's. */
+    static final Pattern CHILD_LINE = Pattern.compile("fresh-jvm import: ([0-9.]+) s; import (.+); whole JVM (.+)");
+
     @Override
     public Integer call() throws Exception {
+        if (oneImport != null) {
+            return oneImport(oneImport, System.out);
+        }
+        if (classArchiveTraining) {
+            return classArchiveTraining();
+        }
         if (sessions < 1 || runs < 1) {
             throw new IllegalArgumentException("--sessions and --runs must be 1 or more");
+        }
+        if (!variants.isEmpty() && !freshJvm) {
+            throw new IllegalArgumentException("--jvm-variant goes with --fresh-jvm");
         }
         Path src = source != null ? source : defaultSource();
         Path dir = Files.createTempDirectory("ensemble-import-bench");
         PrintStream out = System.out;
+        out.println("load average at the start: " + loadAverage());
         Path claudeHome = dir.resolve("claude");
         long bytes = generate(src, claudeHome.resolve("projects"), sessions, new Random(42));
         out.printf("generated %,d sessions (%,.1f MB) from %s in %s%n", sessions, bytes / 1e6, src, claudeHome);
 
         Path ccusage = noCcusage ? null : installCcusage(dir.resolve("npm"), out);
+        if (freshJvm) {
+            try {
+                return freshJvm(dir, claudeHome, bytes, ccusage, out);
+            } finally {
+                out.println("load average at the end: " + loadAverage());
+                BenchCommand.deleteQuietly(dir);
+            }
+        }
         List<Double> ccCold = new ArrayList<>();
         List<Double> ccWarm = new ArrayList<>();
 
@@ -146,8 +186,167 @@ final class ImportBench implements Callable<Integer> {
                     Collections.max(promptDelays));
         }
         out.println("CPU of the first import (medians): " + CpuSplit.median(cpu));
+        out.println("load average at the end: " + loadAverage());
         BenchCommand.deleteQuietly(dir);
         return 0;
+    }
+
+    /** One child's figures: the import's seconds and CPU split, the whole JVM's CPU split, the process's seconds. */
+    record FreshRun(double seconds, CpuSplit cpu, CpuSplit jvm, double processSeconds) {
+    }
+
+    /**
+     * --fresh-jvm: in each run, for the defaults and then each --jvm-variant in turn (so the machine's load meets
+     * them alike), ccusage cold and then a child JVM that imports the store into its own broker.
+     */
+    private int freshJvm(Path dir, Path claudeHome, long bytes, Path ccusage, PrintStream out) throws Exception {
+        java.util.LinkedHashMap<String, List<String>> all = new java.util.LinkedHashMap<>();
+        all.put("defaults", List.of());
+        variants.forEach((name, opts) -> all.put(name, List.of(opts.trim().split("\\s+"))));
+        out.println("child JVM: " + String.join(" ", childCommand(List.of(), claudeHome.resolve("projects"))));
+        java.util.Map<String, List<FreshRun>> results = new java.util.LinkedHashMap<>();
+        java.util.Map<String, List<Double>> ratios = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < runs; i++) {
+            for (java.util.Map.Entry<String, List<String>> v : all.entrySet()) {
+                double cc = ccusage == null ? Double.NaN
+                        : runCcusage(ccusage, claudeHome, dir.resolve("npm-cache-" + i + "-" + v.getKey()), true);
+                FreshRun r = runChild(childCommand(v.getValue(), claudeHome.resolve("projects")), dir.resolve("child.log"));
+                results.computeIfAbsent(v.getKey(), k -> new ArrayList<>()).add(r);
+                ratios.computeIfAbsent(v.getKey(), k -> new ArrayList<>()).add(r.seconds() / cc);
+                out.printf("run %d, %s: %sfirst import in a fresh JVM %.2f s%s (the child %.2f s from its start); "
+                                + "CPU of the import: %s; of the whole JVM: %s%n", i + 1, v.getKey(),
+                        ccusage == null ? "" : String.format("ccusage cold %.2f s, ", cc), r.seconds(),
+                        ccusage == null ? "" : String.format(", ratio %.2f", r.seconds() / cc), r.processSeconds(), r.cpu(), r.jvm());
+            }
+        }
+        out.println();
+        out.printf("%,d sessions, %,.0f MB; first import in a fresh JVM, medians of %d runs (%d cores):%n", sessions,
+                bytes / 1e6, runs, Runtime.getRuntime().availableProcessors());
+        out.println("| JVM options | first import | each run's first import / ccusage cold | median ratio | CPU-s of the import (importer, broker, JIT, GC) | the child from its start |");
+        out.println("|---|---:|---|---:|---|---:|");
+        for (String name : all.keySet()) {
+            List<FreshRun> rs = results.get(name);
+            List<CpuSplit> cpu = rs.stream().map(FreshRun::cpu).toList();
+            out.printf("| %s | %.2f s | %s | %s | %.2f (%.2f, %.2f, %.2f, %.2f) | %.2f s |%n",
+                    name.equals("defaults") ? "defaults" : name + ": " + variants.get(name),
+                    median(rs.stream().map(FreshRun::seconds).toList()),
+                    ccusage == null ? "not run" : ratios.get(name).stream().map(x -> String.format("%.2f", x))
+                            .collect(java.util.stream.Collectors.joining(", ")),
+                    ccusage == null ? "-" : String.format("%.2f", median(ratios.get(name))),
+                    median(cpu.stream().map(CpuSplit::total).toList()), median(cpu.stream().map(CpuSplit::importer).toList()),
+                    median(cpu.stream().map(CpuSplit::broker).toList()), median(cpu.stream().map(CpuSplit::jit).toList()),
+                    median(cpu.stream().map(CpuSplit::gc).toList()),
+                    median(rs.stream().map(FreshRun::processSeconds).toList()));
+        }
+        return 0;
+    }
+
+    /**
+     * The child's command: this JVM's java and class path, this JVM's options (as the launcher gave them, without
+     * {@code -XX:ArchiveClassesAtExit}: a child must not write the launcher's class archive), then {@code extra}.
+     */
+    static List<String> childCommand(List<String> extra, Path projects) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        for (String a : java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (!a.startsWith("-XX:ArchiveClassesAtExit")) {
+                cmd.add(a);
+            }
+        }
+        cmd.addAll(extra);
+        String cp = System.getProperty("java.class.path");
+        if (!cp.contains(java.io.File.pathSeparator) && cp.endsWith("ensemble-sessions.jar")) {
+            cmd.addAll(List.of("-jar", cp)); // as the launcher starts it (a class archive is for this class path)
+        } else {
+            cmd.addAll(List.of("-cp", cp, EnsembleSessions.class.getName()));
+        }
+        cmd.addAll(List.of("bench", "import", "--one-import", projects.toString()));
+        return cmd;
+    }
+
+    /** Runs a child and reads its line; its output goes to {@code log}, shown in the error when it fails. */
+    static FreshRun runChild(List<String> cmd, Path log) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (!p.waitFor(20, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("the fresh JVM's import did not end within 20 minutes: " + cmd);
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        String text = Files.readString(log, StandardCharsets.UTF_8);
+        Matcher m = CHILD_LINE.matcher(text);
+        if (p.exitValue() != 0 || !m.find()) {
+            throw new IllegalStateException("the fresh JVM's import failed (exit " + p.exitValue() + "): " + cmd + "\n" + text);
+        }
+        return new FreshRun(Double.parseDouble(m.group(1)), CpuSplit.parse(m.group(2)), CpuSplit.parse(m.group(3)), seconds);
+    }
+
+    /** The child: its own embedded broker (as {@code up} starts one), then the first import of {@code projects}, timed. */
+    static int oneImport(Path projects, PrintStream out) throws Exception {
+        Path dir = Files.createTempDirectory("ensemble-import-child");
+        try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
+            kafka.waitUntilReady(Duration.ofSeconds(120));
+            java.util.Map<String, Object> client = kafka.clientProperties();
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                    KafkaClients.config(kafka.bootstrapServers(), client))) {
+                TopicAdmin.ensureTopics(admin, 1, (short) 1);
+            }
+            AgentStores stores = AgentStores.of(List.of(projects), List.of());
+            ImportConfig config = new ImportConfig("bench", "bench-fresh", Clock.systemUTC(), dir.resolve("state.json"));
+            try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers(), client)) {
+                CpuSplit before = CpuSplit.now();
+                long t0 = System.nanoTime();
+                ImportSummary summary = new StoreImporter(config).importStores(stores, sink);
+                double seconds = (System.nanoTime() - t0) / 1e9;
+                CpuSplit end = CpuSplit.now();
+                out.println(summary);
+                out.printf("fresh-jvm import: %.3f s; import %s; whole JVM %s%n", seconds, end.since(before), end);
+            }
+        } finally {
+            BenchCommand.deleteQuietly(dir);
+        }
+        return 0;
+    }
+
+    /**
+     * What the launcher runs once with {@code -XX:ArchiveClassesAtExit} after a build: three sessions of a built-in
+     * transcript imported into a fresh embedded broker, so that the archive holds the classes an import loads.
+     */
+    static int classArchiveTraining() throws Exception {
+        Path dir = Files.createTempDirectory("ensemble-class-archive");
+        try {
+            String id = "11111111-2222-4333-8444-555555555555";
+            Path projects = dir.resolve("projects");
+            for (int i = 0; i < 3; i++) {
+                String sid = id.substring(0, 35) + i;
+                Path f = Files.createDirectories(projects.resolve("-w" + i)).resolve(sid + ".jsonl");
+                Files.writeString(f, String.join("\n",
+                        "{\"type\":\"user\",\"sessionId\":\"" + sid + "\",\"cwd\":\"/w" + i + "\",\"uuid\":\"u1\","
+                                + "\"timestamp\":\"2026-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"hello\"}}",
+                        "{\"type\":\"assistant\",\"sessionId\":\"" + sid + "\",\"cwd\":\"/w" + i + "\",\"uuid\":\"a1\","
+                                + "\"timestamp\":\"2026-01-01T00:00:01.500Z\",\"message\":{\"id\":\"m1\",\"model\":\"claude-sonnet-4-5\","
+                                + "\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"},{\"type\":\"tool_use\","
+                                + "\"id\":\"t1\",\"name\":\"Bash\",\"input\":{\"command\":\"ls\"}}],\"stop_reason\":\"tool_use\","
+                                + "\"usage\":{\"input_tokens\":10,\"output_tokens\":2}}}",
+                        "{\"type\":\"user\",\"sessionId\":\"" + sid + "\",\"cwd\":\"/w" + i + "\",\"uuid\":\"u2\","
+                                + "\"timestamp\":\"2026-01-01T00:00:02Z\",\"message\":{\"role\":\"user\",\"content\":[{"
+                                + "\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"a b\"}]}}",
+                        ""), StandardCharsets.UTF_8);
+            }
+            return oneImport(projects, System.out);
+        } finally {
+            BenchCommand.deleteQuietly(dir);
+        }
+    }
+
+    /** {@code /proc/loadavg}'s first three figures, or "unknown" where there is none. */
+    static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     /**
@@ -282,6 +481,17 @@ final class ImportBench implements Callable<Integer> {
         /** The importer's own: what is left of the process's CPU. */
         double importer() {
             return Math.max(0, total - broker - producer - jit - gc);
+        }
+
+        /** Reads what {@link #toString()} wrote. */
+        static CpuSplit parse(String text) {
+            Matcher m = Pattern.compile("([0-9.]+) CPU-s: importer [0-9.]+ \\([0-9]+ %\\), broker ([0-9.]+) \\([0-9]+ %\\), "
+                    + "producer ([0-9.]+), JIT compiler ([0-9.]+), GC ([0-9.]+)").matcher(text);
+            if (!m.find()) {
+                throw new IllegalArgumentException("not a CPU split: " + text);
+            }
+            return new CpuSplit(Double.parseDouble(m.group(1)), Double.parseDouble(m.group(2)), Double.parseDouble(m.group(3)),
+                    Double.parseDouble(m.group(4)), Double.parseDouble(m.group(5)));
         }
 
         static String median(List<CpuSplit> xs) {
