@@ -25,7 +25,7 @@ import java.util.regex.Pattern;
  * {@link TurnRules#decide} takes, with every bad field a 400 naming it ({@code field}, and {@code limit} for a size); the
  * decision's answer; an ask's answer; a conversation view's summary and detail. Sizes: ids (turnId, conversationKey,
  * agent, model, askId, session and computer ids, group id) at most {@value Limits#MAX_ID_CHARS} printable characters;
- * a message's text at most {@value Limits#MAX_LONG_TEXT_CHARS} characters; an instruction line, a group name, a folder
+ * a message's text at most {@value #MAX_MESSAGE_CHARS} characters (an answer may be long); an instruction line, a group name, a folder
  * at most {@value Limits#MAX_TEXT_CHARS}; at most {@value #MAX_MESSAGES} messages and {@value #MAX_LINES} instruction
  * lines; the whole body at most {@value Limits#MAX_REQUEST_BYTES} bytes (413).
  */
@@ -33,6 +33,8 @@ final class AssistantJson {
     private static final JsonNodeFactory N = JsonNodeFactory.instance;
     /** The most messages a turn request carries (the chat's messages before this one). */
     static final int MAX_MESSAGES = Limits.MAX_LIST_ENTRIES;
+    /** The most characters of one message's text (the body's 1,000,000 bytes bound them all together). */
+    static final int MAX_MESSAGE_CHARS = 262_144;
     /** The most instruction lines a turn request (or its entry) carries. */
     static final int MAX_LINES = Limits.MAX_LIST_ENTRIES;
     /** The most days a conversation's keepDays may say (0 = never dropped). */
@@ -347,7 +349,7 @@ final class AssistantJson {
                 default -> throw bad(path + ".role", "'" + r.asText() + "' is not a role; one of user, assistant, error");
             };
             out.add(new TurnRules.Message(optionalId(m, "id", path + ".id"), role,
-                    text(m, "text", path + ".text", Limits.MAX_LONG_TEXT_CHARS), optionalId(m, "sessionId", path + ".sessionId")));
+                    text(m, "text", path + ".text", MAX_MESSAGE_CHARS), optionalId(m, "sessionId", path + ".sessionId")));
         }
         return out;
     }

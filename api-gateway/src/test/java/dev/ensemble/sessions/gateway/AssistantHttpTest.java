@@ -434,6 +434,10 @@ class AssistantHttpTest {
         HttpResponse<String> longId = with.apply(b -> b.put("turnId", "t".repeat(257)));
         assertThat(JSON.readTree(longId.body()).get("field").asText()).isEqualTo("turnId");
         assertThat(JSON.readTree(longId.body()).get("limit").asText()).isEqualTo("256");
+        HttpResponse<String> longMessage = with.apply(b -> b.putArray("messages").addObject().put("role", "assistant")
+                .put("text", "x".repeat(AssistantJson.MAX_MESSAGE_CHARS + 1)));
+        assertThat(JSON.readTree(longMessage.body()).get("field").asText()).isEqualTo("messages[0].text");
+        assertThat(JSON.readTree(longMessage.body()).get("limit").asText()).isEqualTo("262144");
         HttpResponse<String> longLine = with.apply(b -> b.putArray("instructionLines").add("x".repeat(4097)));
         assertThat(JSON.readTree(longLine.body()).get("field").asText()).isEqualTo("instructionLines[0]");
         // not JSON, not an object, not a computer, another computer
