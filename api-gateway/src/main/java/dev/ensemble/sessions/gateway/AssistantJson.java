@@ -498,7 +498,9 @@ final class AssistantJson {
             computers.add(s.getComputerId());
         }
         o.put("asks", v.getAsks().size());
-        o.put("deleting", v.getDeletion() != null && !v.getDeleted());
+        // a deleted conversation's computers whose drop is still owed: asked, not confirmed ok, not expired
+        o.put("dropsPending", v.getDeletion() == null ? 0 : (int) v.getDeletion().getComputers().stream()
+                .filter(c -> !Boolean.TRUE.equals(c.getOk()) && !c.getExpired()).count());
         o.put("deleted", v.getDeleted());
         return o;
     }

@@ -252,6 +252,11 @@ class AssistantHttpTest {
                 .setSequence(SEQUENCE.incrementAndGet());
     }
 
+    static dev.ensemble.sessions.views.ConversationDrop drop(String computer, Boolean ok) {
+        return dev.ensemble.sessions.views.ConversationDrop.newBuilder().setComputerId(computer).setAskedAt(Instant.now())
+                .setOk(ok).setConfirmedAt(ok == null ? null : Instant.now()).build();
+    }
+
     static AskState ask(String askId, AskStatus status, String computer) {
         Instant t = Instant.now().truncatedTo(ChronoUnit.MILLIS);
         return AskState.newBuilder().setAskId(askId).setPrompt("prompt of " + askId).setRequestedAt(t).setStatus(status)
@@ -552,7 +557,7 @@ class AssistantHttpTest {
                 .setNextRunAt(t.plus(7, ChronoUnit.DAYS)).build());
         publish(view("chat-list-gone", ConversationKind.CHAT).setLastUsedAt(t.minusSeconds(60)).setDeleted(true)
                 .setDeletion(ConversationDeletion.newBuilder().setRequestId("r-0").setRequestedBy(Requester.person).setReason("person")
-                        .setAcceptedAt(t).setComputers(List.of()).build()).build());
+                        .setAcceptedAt(t).setComputers(List.of(drop("laptop", true), drop("desk", null))).build()).build());
         JsonNode all = await("/api/assistant/conversations?limit=500", ANA, j -> j.get("conversations").findValuesAsText("conversationKey")
                 .containsAll(List.of("chat-list-a", "routine-list-b", "chat-list-gone")));
         List<String> keys = all.get("conversations").findValuesAsText("conversationKey");
@@ -561,6 +566,9 @@ class AssistantHttpTest {
         assertThat(a.get("kind").asText()).isEqualTo("chat");
         assertThat(a.get("turns").asInt()).isEqualTo(3);
         assertThat(a.get("computers")).extracting(JsonNode::asText).containsExactly("laptop");
+        assertThat(all.get("conversations").get(keys.indexOf("chat-list-gone")).get("dropsPending").asInt())
+                .as("the desk has not confirmed its drop").isEqualTo(1);
+        assertThat(a.get("dropsPending").asInt()).isZero();
         assertThat(JSON.readTree(send("GET", "/api/assistant/conversations?kind=routine", ANA, null).body()).get("conversations")
                 .findValuesAsText("kind")).containsOnly("routine");
         assertThat(JSON.readTree(send("GET", "/api/assistant/conversations?deleted=true", ANA, null).body()).get("conversations")
