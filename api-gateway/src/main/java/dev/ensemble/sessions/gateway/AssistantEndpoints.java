@@ -394,7 +394,7 @@ final class AssistantEndpoints {
         out.put("requestId", requestId);
         out.put("conversationKey", id);
         out.put("status", "requested");
-        out.put("audit", "/api/audit/deletions?sessionId=" + java.net.URLEncoder.encode(id, StandardCharsets.UTF_8));
+        out.put("audit", "/api/audit/deletions?conversationKey=" + java.net.URLEncoder.encode(id, StandardCharsets.UTF_8));
         ctx.status(202).json(out);
     }
 

@@ -598,8 +598,9 @@ class AssistantHttpTest {
         assertThat(d.getReason()).isEqualTo("person");
         assertThat(e.getSource()).isEqualTo("person:ana");
 
-        // the projector's audit record of it (sessionId: the conversation key) is shown as any deletion's
+        // the projector's audit record of it (conversationKey, and sessionId the conversation key) is shown as any deletion's
         DeletionAudit audit = DeletionAudit.newBuilder().setRequestId(requestId).setAccount(ACCOUNT).setSessionId("chat-list-a")
+                .setConversationKey("chat-list-a")
                 .setSequence(SEQUENCE.incrementAndGet()).setRequestedAt(e.getOccurredAt()).setRecordedAt(e.getRecordedAt())
                 .setSource("person:ana").setRequestedBy("person").setRequesterId("ana").setReason("person").setDecision("ACCEPTED")
                 .setDecidedAt(e.getOccurredAt()).setGuard(DeletionGuardView.newBuilder().build()).setComputersAsked(List.of("laptop"))
@@ -613,6 +614,10 @@ class AssistantHttpTest {
         JsonNode shown = await(req.get("audit").asText(), ANA, j -> j.get("deletions").size() == 1).get("deletions").get(0);
         assertThat(shown.get("requestId").asText()).isEqualTo(requestId);
         assertThat(shown.get("computersAsked").get(0).asText()).isEqualTo("laptop");
+        assertThat(req.get("audit").asText()).isEqualTo("/api/audit/deletions?conversationKey=chat-list-a");
+        assertThat(JSON.readTree(send("GET", "/api/audit/deletions?conversationKey=chat-list-b", ANA, null).body()).get("deletions"))
+                .as("another conversation's").isEmpty();
+        assertThat(JSON.readTree(send("GET", "/api/audit/deletions?sessionId=chat-list-a", ANA, null).body()).get("deletions")).hasSize(1);
     }
 
     @Test
