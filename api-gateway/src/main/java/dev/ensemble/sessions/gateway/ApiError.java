@@ -43,6 +43,12 @@ public class ApiError extends RuntimeException {
         return retryAfterSeconds;
     }
 
+    /** Sets the seconds to wait before asking again (the {@code Retry-After} header). */
+    ApiError retryAfter(int seconds) {
+        this.retryAfterSeconds = seconds;
+        return this;
+    }
+
     /**
      * 503 {@code starting}, with {@code Retry-After}: what a read answers while the gateway's views or its reading of the
      * event log are still loading after a start (or a rebalance); {@code what} says which and what to do.

@@ -43,8 +43,9 @@ import java.util.concurrent.TimeoutException;
  *       202 with the request id. The projector's guard decides; the audit says what it decided. A node deletes
  *       only sessions it started for itself (sourceRef {@code node:<its id>}) and only with its owner's
  *       confirmation ({@code confirmedBy} in the body), else 403.</li>
- *   <li>{@code GET /api/audit/deletions?sessionId=&since=&reason=&limit=}: the audit records of the account,
- *       newest request first (a node sees those of its own sessions).</li>
+ *   <li>{@code GET /api/audit/deletions?sessionId=&conversationKey=&since=&reason=&limit=}: the audit records of the
+ *       account, newest request first (a node sees those of its own sessions); {@code conversationKey}: an assistant
+ *       conversation's deletions only.</li>
  *   <li>{@code POST /api/cleanup/sweep} (admin only): a CleanupCommand on {@code sessions.cleanup.commands}
  *       for one account ({@code account} in the body) or every account (one record per partition); 202.</li>
  * </ul>
@@ -165,6 +166,7 @@ final class DeletionEndpoints {
             return;
         }
         String sessionId = blankToNull(ctx.queryParam("sessionId"));
+        String conversationKey = blankToNull(ctx.queryParam("conversationKey"));
         String reason = blankToNull(ctx.queryParam("reason"));
         Instant since = null;
         String sinceText = blankToNull(ctx.queryParam("since"));
@@ -191,6 +193,7 @@ final class DeletionEndpoints {
         Instant from = since;
         List<DeletionAudit> selected = reads.get().audits(me.account()).stream()
                 .filter(a -> sessionId == null || sessionId.equals(a.getSessionId()))
+                .filter(a -> conversationKey == null || conversationKey.equals(a.getConversationKey()))
                 .filter(a -> reason == null || reason.equals(a.getReason()))
                 .filter(a -> from == null || !a.getRequestedAt().isBefore(from))
                 .filter(a -> ownNode == null || ownNode.equals(a.getSessionSourceRef()))

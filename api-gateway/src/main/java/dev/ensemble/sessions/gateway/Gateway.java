@@ -281,6 +281,10 @@ public final class Gateway implements AutoCloseable {
         app.delete("/api/agent/sessions/{id}", deletions::deleteSession);
         app.get("/api/audit/deletions", deletions::audit);
         app.post("/api/cleanup/sweep", deletions::sweep);
+        new AssistantEndpoints(this::reads, () -> appender, (account, eventId) -> {
+            Subscriptions s = subscriptions;
+            return s != null && s.knows(account, eventId);
+        }, settings.clock(), this::forwarded).register(app);
         subscriptions = new Subscriptions(settings.bootstrapServers(), clientProperties, sessionEventWindowBytes);
         subscriptions.register(app);
         meterBindings.add(subscriptions.bindMetrics(meters));

@@ -8,6 +8,7 @@ import dev.ensemble.sessions.schema.Topics;
 import dev.ensemble.sessions.streams.NewestBySequence;
 import dev.ensemble.sessions.streams.ViewCatchUp;
 import dev.ensemble.sessions.streams.StreamsDefaults;
+import dev.ensemble.sessions.views.ConversationView;
 import dev.ensemble.sessions.views.DeletionAudit;
 import dev.ensemble.sessions.views.RetirementView;
 import dev.ensemble.sessions.views.SessionView;
@@ -38,8 +39,9 @@ import java.util.Set;
 
 /**
  * The gateway's read side: a Kafka Streams application that materializes the session view topic into a
- * local store ({@value #STORE}, key {@code <account>/<sessionId>}), and likewise the retirement view and the
- * deletion audit ({@value #RETIREMENT_STORE}, {@value #AUDIT_STORE}), keeping for each key only an update
+ * local store ({@value #STORE}, key {@code <account>/<sessionId>}), and likewise the retirement view, the
+ * deletion audit and the assistant conversations ({@value #RETIREMENT_STORE}, {@value #AUDIT_STORE},
+ * {@value #ASSISTANT_STORE}), keeping for each key only an update
  * whose {@code sequence} is higher than the one held. Reads go through {@link #ownerOf} (which instance
  * holds an account) so a cluster of gateways can route each read to the instance that owns the key. The same processor
  * keeps each partition's session index ({@link SessionIndex}: the list ordered by last activity, and the search), which
@@ -61,6 +63,8 @@ public final class SessionReads implements AutoCloseable {
     public static final String RETIREMENT_STORE = "gateway-retirement";
     /** The local store of the deletion audit (key {@code <account>/<requestId>}). */
     public static final String AUDIT_STORE = "gateway-deletion-audit";
+    /** The local store of assistant conversation views (key {@code <account>/<conversationKey>}, guide §5). */
+    public static final String ASSISTANT_STORE = "gateway-assistant";
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(SessionReads.class);
     /** The longest a new generation's views may take to load before the switch is given up (the old one keeps serving). */
@@ -136,10 +140,10 @@ public final class SessionReads implements AutoCloseable {
     }
 
     /**
-     * Sources {@code sessions.view.sessions}, {@code sessions.view.retirement} and
-     * {@code sessions.view.deletion-audit} → one processor keeping the newest sequence per key → three stores.
-     * One processor for the three keeps them in one sub-topology, so the instance that holds an account's
-     * sessions also holds its retirement and its audit (the topics are partitioned alike).
+     * Sources {@code sessions.view.sessions}, {@code sessions.view.retirement}, {@code sessions.view.deletion-audit}
+     * and {@code sessions.view.assistant} → one processor keeping the newest sequence per key → four stores.
+     * One processor for the four keeps them in one sub-topology, so the instance that holds an account's
+     * sessions also holds its retirement, its audit and its assistant conversations (the topics are partitioned alike).
      */
     public static Topology buildTopology() {
         return buildTopology(Generation.FIRST);
@@ -162,13 +166,18 @@ public final class SessionReads implements AutoCloseable {
                 Topics.RETIREMENT_VIEW.valueSerde().deserializer(), g.view(Topics.RETIREMENT_VIEW).name());
         t.addSource("audit-source", Topics.DELETION_AUDIT.keySerde().deserializer(),
                 Topics.DELETION_AUDIT.valueSerde().deserializer(), g.view(Topics.DELETION_AUDIT).name());
-        t.addProcessor("newest-view", () -> new NewestView(g, indexes), "views-source", "retirement-source", "audit-source");
+        t.addSource("assistant-source", Topics.ASSISTANT_VIEW.keySerde().deserializer(),
+                Topics.ASSISTANT_VIEW.valueSerde().deserializer(), g.view(Topics.ASSISTANT_VIEW).name());
+        t.addProcessor("newest-view", () -> new NewestView(g, indexes), "views-source", "retirement-source", "audit-source",
+                "assistant-source");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STORE), Serdes.String(),
                 AvroSerde.of(SessionView.class)), "newest-view");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(RETIREMENT_STORE), Serdes.String(),
                 AvroSerde.of(RetirementView.class)), "newest-view");
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(AUDIT_STORE), Serdes.String(),
                 AvroSerde.of(DeletionAudit.class)), "newest-view");
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ASSISTANT_STORE), Serdes.String(),
+                AvroSerde.of(ConversationView.class)), "newest-view");
         return t;
     }
 
@@ -179,16 +188,19 @@ public final class SessionReads implements AutoCloseable {
     static final class NewestView implements Processor<String, Object, Void, Void> {
         private final String retirementTopic;
         private final String auditTopic;
+        private final String assistantTopic;
         private final SessionIndexes indexes;
         private ProcessorContext<Void, Void> context;
         private KeyValueStore<String, SessionView> sessions;
         private KeyValueStore<String, RetirementView> retirement;
         private KeyValueStore<String, DeletionAudit> audits;
+        private KeyValueStore<String, ConversationView> conversations;
         private SessionIndex index;
 
         NewestView(Generation g, SessionIndexes indexes) {
             this.retirementTopic = g.view(Topics.RETIREMENT_VIEW).name();
             this.auditTopic = g.view(Topics.DELETION_AUDIT).name();
+            this.assistantTopic = g.view(Topics.ASSISTANT_VIEW).name();
             this.indexes = indexes;
         }
 
@@ -198,6 +210,7 @@ public final class SessionReads implements AutoCloseable {
             sessions = context.getStateStore(STORE);
             retirement = context.getStateStore(RETIREMENT_STORE);
             audits = context.getStateStore(AUDIT_STORE);
+            conversations = context.getStateStore(ASSISTANT_STORE);
             if (indexes != null) {
                 index = indexes.open(context.taskId(), sessions); // the task runs: its store is restored
             }
@@ -218,6 +231,8 @@ public final class SessionReads implements AutoCloseable {
                 NewestBySequence.keep(retirement, r.key(), (RetirementView) r.value(), RetirementView::getSequence);
             } else if (topic.equals(auditTopic)) {
                 NewestBySequence.keep(audits, r.key(), (DeletionAudit) r.value(), DeletionAudit::getSequence);
+            } else if (topic.equals(assistantTopic)) {
+                NewestBySequence.keep(conversations, r.key(), (ConversationView) r.value(), ConversationView::getSequence);
             } else if (NewestBySequence.keep(sessions, r.key(), (SessionView) r.value(), SessionView::getSequence) && index != null) {
                 if (r.value() == null) {
                     index.delete(r.key());
@@ -256,7 +271,8 @@ public final class SessionReads implements AutoCloseable {
         StreamsDefaults.start(next, "gateway read side " + g);
         try {
             ViewCatchUp.await(bootstrapServers, connection, next, g.applicationId(applicationId),
-                    List.of(g.view(Topics.SESSIONS_VIEW).name(), g.view(Topics.RETIREMENT_VIEW).name(), g.view(Topics.DELETION_AUDIT).name()),
+                    List.of(g.view(Topics.SESSIONS_VIEW).name(), g.view(Topics.RETIREMENT_VIEW).name(), g.view(Topics.DELETION_AUDIT).name(),
+                            g.view(Topics.ASSISTANT_VIEW).name()),
                     SWITCH_TIMEOUT);
         } catch (RuntimeException | InterruptedException e) {
             LOG.warn("gateway read side: generation {} did not load ({}); still answering from {}", g, e.toString(), generation);
@@ -385,6 +401,16 @@ public final class SessionReads implements AutoCloseable {
     /** Every deletion request's audit record of the account, in key order. */
     public List<DeletionAudit> audits(String account) {
         return read(AUDIT_STORE, "deletion audit records", s -> scan(this.<DeletionAudit>typed(s), account));
+    }
+
+    /** One assistant conversation of the account (guide §5), or null. */
+    public ConversationView conversation(String account, String conversationKey) {
+        return read(ASSISTANT_STORE, "assistant conversations", s -> this.<ConversationView>typed(s).get(Keys.of(account, conversationKey)));
+    }
+
+    /** Every assistant conversation of the account, in key order. */
+    public List<ConversationView> conversations(String account) {
+        return read(ASSISTANT_STORE, "assistant conversations", s -> scan(this.<ConversationView>typed(s), account));
     }
 
     private static <V> List<V> scan(ReadOnlyKeyValueStore<String, V> store, String account) {
