@@ -350,6 +350,26 @@ final class ConversationFold {
     }
 
     /**
+     * A turn decided on the deleted conversation by {@code computerId} at {@code at}: that computer's drop is pending again
+     * (added when the deletion did not ask it; an earlier answer of it forgotten), asked at {@code at}.
+     */
+    static ConversationView askedAfterLateTurn(ConversationView held, String computerId, Instant at) {
+        ConversationView v = copy(held);
+        List<ConversationDrop> drops = new ArrayList<>(v.getDeletion().getComputers());
+        ConversationDrop d = drops.stream().filter(x -> x.getComputerId().equals(computerId)).findFirst().orElse(null);
+        if (d == null) {
+            drops.add(ConversationDrop.newBuilder().setComputerId(computerId).setAskedAt(at).build());
+        } else {
+            d.setAskedAt(at);
+            d.setConfirmedAt(null);
+            d.setOk(null);
+            d.setError(null);
+        }
+        v.getDeletion().setComputers(drops);
+        return bump(v);
+    }
+
+    /**
      * A computer's answer: its drop confirmed (ok, or the error, and the sessions it kept in an agent it never deletes
      * from). Null when the conversation's deletion never asked that computer (nothing to fold).
      */

@@ -62,7 +62,7 @@ class ConversationHostileInputTest {
     }
 
     @Test
-    void aTurnDecidedForADeletedConversation() {
+    void aTurnDecidedOnADeletedConversationAsksItsComputerToDropItToo() {
         try (DeletionFixture f = new DeletionFixture()) {
             Event req = deleteRequest("chat-1", Requester.person, "ana", "person", min(10));
             f.given(decided("chat-1", ConversationKind.CHAT, "t1", "laptop", null, min(0)),
@@ -70,8 +70,21 @@ class ConversationHostileInputTest {
                     decided("chat-1", ConversationKind.CHAT, "t2", "desktop", null, min(11)),
                     ended("chat-1", "t2", "desktop", true, "s-2", 1, null, min(12)));
             ConversationView v = f.conversation("chat-1");
-            System.out.println("DELETED-TURN " + v);
-            System.out.println("APPENDED " + f.appended);
+            assertThat(v.getDeleted()).isTrue();
+            assertThat(v.getDeletion().getComputers()).extracting(d -> d.getComputerId()).containsExactly("laptop", "desktop");
+            assertThat(f.appended(ConversationDeletionAccepted.class)).as("the desktop that began a turn is asked to drop it too")
+                    .hasSize(2).last().satisfies(a -> {
+                        assertThat(a.getRequestId()).isEqualTo(req.getEventId());
+                        assertThat(a.getComputerIds()).containsExactly("desktop");
+                    });
+            assertThat(f.audit(req.getEventId()).getComputersAsked()).containsExactly("laptop", "desktop");
+
+            f.given(dropped("chat-1", req.getEventId(), "laptop", true, min(13)));
+            assertThat(f.audit(req.getEventId()).getStatus()).as("the desktop has not confirmed").isEqualTo("DELETING");
+            f.given(dropped("chat-1", req.getEventId(), "desktop", true, min(14)));
+            assertThat(f.dead).isEmpty();
+            assertThat(f.audit(req.getEventId()).getStatus()).isEqualTo("DELETED");
+            assertThat(f.conversation("chat-1").getDeletion().getComputers()).allSatisfy(d -> assertThat(d.getOk()).isTrue());
         }
     }
 
