@@ -225,10 +225,11 @@ public final class EventJson {
             }
         }
 
-        /** The string fields of a payload schema that are ids: named {@code *Id}, and {@code agent}. */
+        /** The string fields of a payload schema that are ids: named {@code *Id}, {@code agent} and {@code conversationKey}. */
         private static Schema.Field[] idFields(Schema payload) {
             return payload.getFields().stream()
-                    .filter(f -> (f.name().endsWith("Id") || f.name().equals("agent")) && f.schema().getType() == Schema.Type.STRING)
+                    .filter(f -> (f.name().endsWith("Id") || f.name().equals("agent") || f.name().equals("conversationKey"))
+                            && f.schema().getType() == Schema.Type.STRING)
                     .toArray(Schema.Field[]::new);
         }
 

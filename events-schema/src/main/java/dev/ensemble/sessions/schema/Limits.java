@@ -17,7 +17,8 @@ import java.util.Set;
  * value the schema or a reader cannot take:
  * <ul>
  *   <li><b>ids</b> (the envelope's {@code eventId}, {@code account}, {@code space}, {@code source}; payload fields named
- *   {@code *Id}, {@code id}, {@code agent}, {@code sourceRef}, {@code continuesSessionOf}, {@code confirmedBy}, and the
+ *   {@code *Id}, {@code id}, {@code agent}, {@code sourceRef}, {@code continuesSessionOf}, {@code confirmedBy},
+ *   {@code conversationKey} (an assistant conversation's id: a store key and a computer's chat key), and the
  *   entries of lists named {@code *Ids}): at most {@value #MAX_ID_CHARS} characters, printable (no control character
  *   such as NUL, tab or line break, no invisible format character such as a zero-width space or a direction override,
  *   no line or paragraph separator);</li>
@@ -61,7 +62,7 @@ public final class Limits {
     public static final Instant LATEST = Instant.parse("2100-01-01T00:00:00Z");
 
     private static final Set<String> ID_NAMES = Set.of("eventId", "account", "space", "source", "id", "agent", "sourceRef",
-            "continuesSessionOf", "confirmedBy");
+            "continuesSessionOf", "confirmedBy", "conversationKey");
 
     private Limits() {
     }

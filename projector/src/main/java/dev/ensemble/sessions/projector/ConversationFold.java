@@ -31,7 +31,7 @@ import java.util.List;
  * {@code sequence} by one. No Kafka, no clock: {@link ConversationProcessor} runs it in the topology.
  *
  * <p>Bounds (as report summaries, {@link ViewBounds#SUMMARY_CHARS}): an ask's prompt and answer 2,000 chars with
- * {@code …}; an ask line keeps its newest {@value #ASKS} asks, a session entry its newest {@value #REPLACED} replaced
+ * {@code …}; an ask line {@value #ASKS} asks (its oldest finished ones left out first, a waiting or running one never), a session entry its newest {@value #REPLACED} replaced
  * session ids.
  */
 final class ConversationFold {
@@ -150,8 +150,10 @@ final class ConversationFold {
     }
 
     /**
-     * An ask made: the line's person and page, the ask WAITING at the end of the line (newest {@value #ASKS} kept), its
-     * prompt bounded. An ask on a deleted line starts it anew (the same person and page give the same key): the asks,
+     * An ask made: the line's person and page, the ask WAITING at the end of the line, its prompt bounded. The line keeps
+     * {@value #ASKS} asks: over that its oldest finished (answered, failed, cleared) ask is left out; a waiting or running
+     * one never is (it is the line's head, which a computer runs or is about to), so when {@value #ASKS} are waiting or
+     * running the new ask is not kept (the view is unchanged). An ask on a deleted line starts it anew (the same person and page give the same key): the asks,
      * sessions and deletion of the deleted one are gone, the sequence goes on.
      */
     static ConversationView askRequested(ConversationView held, String account, String askId, AskRequested a, Instant at) {
@@ -174,7 +176,20 @@ final class ConversationFold {
         List<AskState> asks = new ArrayList<>(v.getAsks());
         asks.add(AskState.newBuilder().setAskId(askId).setPrompt(ViewBounds.text(a.getPrompt(), TEXT_CHARS)).setRequestedAt(at)
                 .setStatus(AskStatus.WAITING).build());
-        v.setAsks(newest(asks, ASKS));
+        while (asks.size() > ASKS) { // the oldest finished ask goes; a waiting or running one is the line's head, never dropped
+            int finished = -1;
+            for (int i = 0; i < asks.size() && finished < 0; i++) {
+                AskStatus s = asks.get(i).getStatus();
+                if (s != AskStatus.WAITING && s != AskStatus.RUNNING) {
+                    finished = i;
+                }
+            }
+            if (finished < 0) {
+                return held; // the line holds ASKS asks waiting or running: this one is not kept
+            }
+            asks.remove(finished);
+        }
+        v.setAsks(asks);
         return bump(v);
     }
 
@@ -331,6 +346,26 @@ final class ConversationFold {
                 d.setAskedAt(at);
             }
         }
+        return bump(v);
+    }
+
+    /**
+     * A turn decided on the deleted conversation by {@code computerId} at {@code at}: that computer's drop is pending again
+     * (added when the deletion did not ask it; an earlier answer of it forgotten), asked at {@code at}.
+     */
+    static ConversationView askedAfterLateTurn(ConversationView held, String computerId, Instant at) {
+        ConversationView v = copy(held);
+        List<ConversationDrop> drops = new ArrayList<>(v.getDeletion().getComputers());
+        ConversationDrop d = drops.stream().filter(x -> x.getComputerId().equals(computerId)).findFirst().orElse(null);
+        if (d == null) {
+            drops.add(ConversationDrop.newBuilder().setComputerId(computerId).setAskedAt(at).build());
+        } else {
+            d.setAskedAt(at);
+            d.setConfirmedAt(null);
+            d.setOk(null);
+            d.setError(null);
+        }
+        v.getDeletion().setComputers(drops);
         return bump(v);
     }
 

@@ -158,7 +158,12 @@ final class ConversationProcessor implements Processor<String, Event, String, Ob
         Instant at = e.getOccurredAt();
         if (p instanceof TurnDecided t) {
             String key = Keys.of(account, t.getConversationKey());
-            put(key, ConversationFold.turnDecided(conversations.get(key), account, t, at), record.timestamp());
+            ConversationView held = conversations.get(key);
+            ConversationView after = ConversationFold.turnDecided(held, account, t, at);
+            if (held != null && held.getDeleted() && held.getDeletion() != null && t.getAction() != dev.ensemble.sessions.events.TurnAction.NONE) {
+                after = lateTurn(record, e, after, t.getComputerId());
+            }
+            put(key, after, record.timestamp());
         } else if (p instanceof TurnEnded t) {
             String key = Keys.of(account, t.getConversationKey());
             put(key, ConversationFold.turnEnded(conversations.get(key), t, at, CLEANUP.equals(e.getSource())), record.timestamp());
@@ -310,6 +315,37 @@ final class ConversationProcessor implements Processor<String, Event, String, Ob
                     .setConversationKey(conversationKey).setRequestId(requestId).setComputerIds(new ArrayList<>(List.of(computerId)))
                     .setAgentSessionIds(new ArrayList<>(ConversationFold.agentSessionIds(v))).build()), record.timestamp());
         }
+    }
+
+    /**
+     * A turn decided on a conversation already deleted (it began on a computer as the deletion was accepted): the session
+     * it makes would be left on that computer, so its computer is asked to drop the chat too, under the deletion's request
+     * (after the turn: the drop waits for the chat's lock), and the request's audit names it (DELETING again until it
+     * confirms). Returns the view with that computer's drop pending.
+     */
+    private ConversationView lateTurn(Record<String, Event> record, Event e, ConversationView v, String computerId) {
+        String account = e.getAccount();
+        String requestId = v.getDeletion().getRequestId();
+        ConversationView after = ConversationFold.askedAfterLateTurn(v, computerId, e.getOccurredAt());
+        drops.put(dropKey(account, computerId, v.getConversationKey()), requestId);
+        DeletionAudit audit = audits.get(Keys.of(account, requestId));
+        if (audit != null) {
+            if (!audit.getComputersAsked().contains(computerId)) {
+                List<String> asked = new ArrayList<>(audit.getComputersAsked());
+                asked.add(computerId);
+                audit.setComputersAsked(asked);
+            }
+            if ("DELETED".equals(audit.getStatus())) {
+                audit.setStatus("DELETING");
+                audit.setDeletedAt(null);
+            }
+            audit.setSequence(audit.getSequence() + 1);
+            putAudit(audit, record.timestamp());
+        }
+        append(decision(askedAgainId(e.getEventId(), v.getConversationKey(), requestId), e, ConversationDeletionAccepted.newBuilder()
+                .setConversationKey(v.getConversationKey()).setRequestId(requestId).setComputerIds(new ArrayList<>(List.of(computerId)))
+                .setAgentSessionIds(new ArrayList<>(ConversationFold.agentSessionIds(after))).build()), record.timestamp());
+        return after;
     }
 
     private void unindex(String account, ConversationView v) {

@@ -124,13 +124,19 @@ class ConversationFoldTest {
         }
 
         @Test
-        void aLineKeepsItsNewest50Asks() {
+        void aLineKeeps50AsksLeavingOutItsOldestFinishedOnesNeverAWaitingOne() {
             ConversationView v = null;
             for (int i = 1; i <= 51; i++) {
                 v = ConversationFold.askRequested(v, "acct", "a" + i, ask("a" + i, "q"), T0);
             }
-            assertThat(v.getAsks()).hasSize(50);
+            assertThat(v.getAsks()).as("50 waiting: the 51st is not kept, the line's head stays").hasSize(50);
+            assertThat(v.getAsks().get(0).getAskId()).isEqualTo("a1");
+            assertThat(v.getAsks().get(49).getAskId()).isEqualTo("a50");
+            v = ConversationFold.turnEnded(v, end("c", "a1", "laptop", true, "s-a", "answer"), T0, false);
+            v = ConversationFold.askRequested(v, "acct", "a52", ask("a52", "q"), T0);
+            assertThat(v.getAsks()).as("the answered a1 makes room").hasSize(50);
             assertThat(v.getAsks().get(0).getAskId()).isEqualTo("a2");
+            assertThat(v.getAsks().get(49).getAskId()).isEqualTo("a52");
         }
     }
 
