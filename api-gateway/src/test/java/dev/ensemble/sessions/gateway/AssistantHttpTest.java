@@ -598,22 +598,15 @@ class AssistantHttpTest {
         assertThat(d.getReason()).isEqualTo("person");
         assertThat(e.getSource()).isEqualTo("person:ana");
 
-        // the projector's audit record of it (conversationKey, and sessionId the conversation key) is shown as any deletion's
-        DeletionAudit audit = DeletionAudit.newBuilder().setRequestId(requestId).setAccount(ACCOUNT).setSessionId("chat-list-a")
-                .setConversationKey("chat-list-a")
-                .setSequence(SEQUENCE.incrementAndGet()).setRequestedAt(e.getOccurredAt()).setRecordedAt(e.getRecordedAt())
-                .setSource("person:ana").setRequestedBy("person").setRequesterId("ana").setReason("person").setDecision("ACCEPTED")
-                .setDecidedAt(e.getOccurredAt()).setGuard(DeletionGuardView.newBuilder().build()).setComputersAsked(List.of("laptop"))
-                .setStatus("DELETING").setDecisionEventId(UUID.randomUUID().toString()).build();
-        String key = Keys.of(ACCOUNT, requestId);
-        try (KafkaProducer<String, byte[]> p = new KafkaProducer<>(Map.of("bootstrap.servers", rig.cluster.bootstrapServers()),
-                new StringSerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
-            p.send(new ProducerRecord<>(Topics.DELETION_AUDIT.name(), Keys.accountPartition(key, GatewayOnBroker.PARTITIONS), key,
-                    Topics.DELETION_AUDIT.valueSerde().serializer().serialize(Topics.DELETION_AUDIT.name(), audit))).get();
-        }
-        JsonNode shown = await(req.get("audit").asText(), ANA, j -> j.get("deletions").size() == 1).get("deletions").get(0);
+        // the projector's audit record of it (conversationKey, and sessionId the conversation key) is shown as any deletion's;
+        // the views above were written by this test, not folded from turns, so the projector's guard knows no such
+        // conversation and skips it (AssistantWithProjectorHttpTest has an accepted one, asked of its computers)
+        JsonNode shown = await(req.get("audit").asText(), ANA, j -> j.get("deletions").size() == 1
+                && !j.get("deletions").get(0).path("decision").isNull()).get("deletions").get(0);
         assertThat(shown.get("requestId").asText()).isEqualTo(requestId);
-        assertThat(shown.get("computersAsked").get(0).asText()).isEqualTo("laptop");
+        assertThat(shown.get("conversationKey").asText()).isEqualTo("chat-list-a");
+        assertThat(shown.get("decision").asText()).isEqualTo("SKIPPED");
+        assertThat(shown.get("skipReason").asText()).startsWith("unknown-conversation");
         assertThat(req.get("audit").asText()).isEqualTo("/api/audit/deletions?conversationKey=chat-list-a");
         assertThat(JSON.readTree(send("GET", "/api/audit/deletions?conversationKey=chat-list-b", ANA, null).body()).get("deletions"))
                 .as("another conversation's").isEmpty();
