@@ -19,8 +19,6 @@ import dev.ensemble.sessions.views.AskStatus;
 import dev.ensemble.sessions.views.ConversationDeletion;
 import dev.ensemble.sessions.views.ConversationSession;
 import dev.ensemble.sessions.views.ConversationView;
-import dev.ensemble.sessions.views.DeletionAudit;
-import dev.ensemble.sessions.views.DeletionGuardView;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
