@@ -40,7 +40,9 @@ import java.util.UUID;
  *       {@value #RETRY} (the guard asks the pending computers again); not after {@link DropRules#KEEP_PENDING} (30
  *       days). Asking a computer again when it connects is the projector's.</li>
  *   <li>Nothing for a deleted conversation, nor (but {@value #RETRY}) for one with a deletion under way; nothing for a
- *       one-off, which keeps no session, nor for a conversation with a turn running (its end changes the view).</li>
+ *       one-off, which keeps no session, nor for a conversation with a turn running (its end changes the view), until
+ *       that turn has run {@link #TURN_STALE} (a day) without a report: then a {@code TurnEnded} answered=false with
+ *       error {@value #TURN_CLEARED_ERROR}, after which the idle rules apply.</li>
  * </ul>
  * Every id is name-based on the account, the conversation, the reason and the instant the rule fell due at (the
  * idle deadline, the last answer plus 30 minutes, the 5-minute boundary reached), so the same due thing planned
@@ -49,6 +51,16 @@ import java.util.UUID;
 public final class ConversationSweepPlanner {
     private ConversationSweepPlanner() {
     }
+
+    /**
+     * How long a chat's, routine's or node conversation's turn may run without its {@code TurnEnded} before the tick
+     * ends it as failed (error {@value #TURN_CLEARED_ERROR}): the guide names 2 hours for an
+     * ask only; a conversation's turn is given a day, after which its computer is taken to have gone mid-turn. A failed
+     * turn does not count toward the chat's position (§5), so a late real report changes nothing the person sees.
+     */
+    public static final java.time.Duration TURN_STALE = java.time.Duration.ofDays(1);
+    /** The error of the {@code TurnEnded} that ends a conversation's turn that never reported back. */
+    public static final String TURN_CLEARED_ERROR = "cleared: no report within a day";
 
     /** A chat, routine or node conversation unused long enough. */
     public static final String IDLE = "idle";
@@ -109,8 +121,19 @@ public final class ConversationSweepPlanner {
     }
 
     private static Plan idle(ConversationView v, Instant now, IdleRules.Config c) {
-        if (v.getLastUsedAt() == null || v.getRunningTurn() != null) {
-            return Plan.NOTHING; // never used; or a turn running, whose end changes the view (the guard skips it too)
+        if (v.getRunningTurn() != null) {
+            // a turn running: its end changes the view (the guard skips it too); one that never reported back (its
+            // computer gone mid-turn) is ended as failed a day after it began, so the chat can still go idle
+            dev.ensemble.sessions.views.RunningTurn t = v.getRunningTurn();
+            Instant staleAt = t.getStartedAt().plus(TURN_STALE);
+            if (now.isBefore(staleAt)) {
+                return new Plan(List.of(), null, staleAt);
+            }
+            return new Plan(List.of(new Clear(t.getTurnId(), t.getComputerId(),
+                    nameId("turn-cleared", v.getAccount(), v.getConversationKey(), t.getTurnId()))), null, null);
+        }
+        if (v.getLastUsedAt() == null) {
+            return Plan.NOTHING; // never used
         }
         TurnRules.Kind kind = TurnRules.Kind.valueOf(v.getKind().name());
         Instant dropAt = IdleRules.dropAt(kind, v.getLastUsedAt(), v.getLastAnswerAt(), v.getKeepDays(), v.getNextRunAt(), c);
@@ -253,7 +276,8 @@ public final class ConversationSweepPlanner {
         for (Clear cl : plan.clears()) {
             out.add(envelope(v, cl.eventId(), now).setPayload(TurnEnded.newBuilder().setTurnId(cl.askId())
                     .setConversationKey(v.getConversationKey()).setComputerId(cl.computerId()).setAnswered(false)
-                    .setError(CLEARED_ERROR).build()).build());
+                    .setError(v.getKind() == dev.ensemble.sessions.events.ConversationKind.ASK ? CLEARED_ERROR : TURN_CLEARED_ERROR)
+                    .build()).build());
         }
         Request r = plan.request();
         if (r != null) {

@@ -75,9 +75,38 @@ class ConversationSweepPlannerTest {
 
         @Test
         void notWhileATurnRunsItsEndChangesTheView() {
+            Instant started = T.plus(Duration.ofDays(30));
             ConversationView v = view("chat-1", ConversationKind.CHAT).setRunningTurn(dev.ensemble.sessions.views.RunningTurn.newBuilder()
+                    .setTurnId("t9").setComputerId("laptop").setStartedAt(started).build()).build();
+            ConversationSweepPlanner.Plan p = plan(v, Duration.ofDays(31).minus(MS));
+            assertThat(p.request()).as("unused 31 days, but a turn began a day ago less 1 ms").isNull();
+            assertThat(p.clears()).isEmpty();
+            assertThat(p.nextAt()).as("looked at again when the turn is a day old").isEqualTo(started.plus(ConversationSweepPlanner.TURN_STALE));
+        }
+
+        @ParameterizedTest(name = "{0}: a turn without its report for {1} → cleared {2}")
+        @CsvSource({
+                "CHAT,              PT23H59M59.999S, false",
+                "CHAT,              P1D,             true",
+                "ROUTINE,           P1D,             true",
+                "NODE_CONVERSATION, P2D,             true",
+        })
+        void aTurnThatNeverReportedBackIsEndedAsFailedADayAfterItBegan(ConversationKind kind, Duration running, boolean cleared) {
+            ConversationView v = view("chat-1", kind).setLastUsedAt(T).setRunningTurn(dev.ensemble.sessions.views.RunningTurn.newBuilder()
                     .setTurnId("t9").setComputerId("laptop").setStartedAt(T).build()).build();
-            assertThat(plan(v, Duration.ofDays(31))).isEqualTo(new ConversationSweepPlanner.Plan(List.of(), null, null));
+            ConversationSweepPlanner.Plan p = plan(v, running);
+            assertThat(p.request()).as("the idle rules wait for the turn's end").isNull();
+            assertThat(p.clears()).hasSize(cleared ? 1 : 0);
+            if (cleared) {
+                List<dev.ensemble.sessions.events.Event> events = ConversationSweepPlanner.events(v, p, T.plus(running));
+                dev.ensemble.sessions.events.TurnEnded ended = (dev.ensemble.sessions.events.TurnEnded) events.get(0).getPayload();
+                assertThat(ended.getTurnId()).isEqualTo("t9");
+                assertThat(ended.getComputerId()).isEqualTo("laptop");
+                assertThat(ended.getAnswered()).isFalse();
+                assertThat(ended.getError()).isEqualTo(ConversationSweepPlanner.TURN_CLEARED_ERROR);
+                assertThat(events.get(0).getEventId()).as("the same turn cleared again has the same id")
+                        .isEqualTo(ConversationSweepPlanner.events(v, plan(v, running.plusHours(3)), T).get(0).getEventId());
+            }
         }
 
         @Test
