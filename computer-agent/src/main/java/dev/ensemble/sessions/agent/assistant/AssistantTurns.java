@@ -590,7 +590,17 @@ public final class AssistantTurns {
         if (g != null && g.isObject()) {
             group = new TurnRules.Group(text(g, "id"), text(g, "name"));
         }
-        Integer keepDays = a.has("keepDays") ? (a.get("keepDays").isNull() ? null : a.get("keepDays").asInt()) : r.keepDays();
+        Integer keepDays = r.keepDays();
+        JsonNode k = a.get("keepDays");
+        if (k != null && !k.isNull()) {
+            // never read leniently: a garbled number read as 0 would mean "never dropped"
+            if (!k.canConvertToInt() || !k.isIntegralNumber() || k.asInt() < 0) {
+                throw new TurnRefused(200, a, "the gateway's answer has keepDays " + k + ": not a whole number of days, 0 or more", null);
+            }
+            keepDays = k.asInt();
+        } else if (k != null) {
+            keepDays = null;
+        }
         TurnRules.OneOff oneOff = enumOf(TurnRules.OneOff.class, a, "oneOff", false);
         String sessionId = text(a, "sessionId");
         if (action == TurnRules.Action.RESUME && sessionId == null) {

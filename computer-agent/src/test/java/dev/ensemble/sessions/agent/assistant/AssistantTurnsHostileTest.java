@@ -40,6 +40,11 @@ class AssistantTurnsHostileTest extends AssistantTurnsTest {
         assertThatThrownBy(() -> turns.begin(chatOf("chat-1", "t1"))).isInstanceOf(AssistantTurns.TurnRefused.class);
         answer(200, "{\"action\":\"resume\"}");
         assertThatThrownBy(() -> turns.begin(chatOf("chat-1", "t1"))).isInstanceOf(AssistantTurns.TurnRefused.class);
+        for (String keepDays : List.of("\"x\"", "1.5", "-1", "true")) {
+            answer(200, "{\"action\":\"new\",\"reason\":\"first-turn\",\"history\":[],\"keepDays\":" + keepDays + "}");
+            assertThatThrownBy(() -> turns.begin(chatOf("chat-1", "t1"))).as("keepDays %s", keepDays)
+                    .isInstanceOf(AssistantTurns.TurnRefused.class).hasMessageContaining("keepDays");
+        }
         assertThat(locks.held("chat-1")).isFalse();
 
         ImportConfig config = new ImportConfig("acct-ana", "laptop", Clock.fixed(T, ZoneOffset.UTC), home.state.resolve("import-state.json"));
