@@ -79,8 +79,17 @@ final class AssistantTurnCommand implements Callable<Integer> {
     Path workspace;
 
     @Override
-    public Integer call() throws Exception {
+    public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
+        try {
+            return turn(out);
+        } catch (Exception | LinkageError e) {
+            // the launcher reads standard output only: every failure is one JSON line there, never a bare stack trace
+            return fail(out, "the turn could not be run: " + e, 0, null);
+        }
+    }
+
+    private int turn(PrintWriter out) throws Exception {
         DataDir data = DataDir.of(system.dataDir);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         AssistantTurns.TurnRequest request;

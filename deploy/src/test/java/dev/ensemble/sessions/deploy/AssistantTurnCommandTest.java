@@ -109,6 +109,16 @@ class AssistantTurnCommandTest {
             assertThat(bad.code()).isEqualTo(1);
             assertThat(DataDir.JSON.readTree(bad.out()).path("error").asText()).isEqualTo("agent is required (a string)");
             assertThat(asked).as("bad input asks nothing").hasSize(2);
+
+            // a data folder with no token (or any other failure before the turn): one JSON line, code 1, no stack trace
+            Path empty = Files.createDirectories(data.resolveSibling("empty-data"));
+            System.setIn(new ByteArrayInputStream(("{\"turnId\":\"t4\",\"conversationKey\":\"chat-1\",\"kind\":\"chat\",\"agent\":\"claude-code\"}\n")
+                    .getBytes(StandardCharsets.UTF_8)));
+            ChooseCommandTest.Run broken = ChooseCommandTest.cli("assistant-turn", "--data-dir", empty.toString(), "--home", home.toString(),
+                    "--gateway", "http://127.0.0.1:1");
+            assertThat(broken.code()).isEqualTo(1);
+            assertThat(DataDir.JSON.readTree(broken.out()).path("error").asText()).startsWith("the turn could not be run: ");
+            assertThat(asked).hasSize(2);
         } finally {
             System.setIn(stdin);
             server.stop(0);
