@@ -32,7 +32,7 @@ import java.util.List;
  *
  * <p>Bounds (as report summaries, {@link ViewBounds#SUMMARY_CHARS}): an ask's prompt and answer 2,000 chars with
  * {@code …}; an ask line {@value #ASKS} asks (its oldest finished ones left out first, a waiting or running one never), a session entry its newest {@value #REPLACED} replaced
- * session ids.
+ * session ids and its newest {@value #REPLACED} retired ones.
  */
 final class ConversationFold {
     private ConversationFold() {
@@ -40,7 +40,7 @@ final class ConversationFold {
 
     /** The asks an ask line keeps (newest). */
     static final int ASKS = 50;
-    /** The replaced session ids an entry keeps (newest). */
+    /** The replaced session ids an entry keeps (newest), and the retired ones. */
     static final int REPLACED = 50;
     /** An answer's or prompt's longest text, chars. */
     static final int TEXT_CHARS = ViewBounds.SUMMARY_CHARS;
@@ -82,7 +82,7 @@ final class ConversationFold {
                     s.setReplacedSessionIds(newest(added(s.getReplacedSessionIds(), t.getReplacedSessionId()), REPLACED));
                 }
                 if (t.getRetiredSessionId() != null) {
-                    s.setRetiredSessionIds(added(s.getRetiredSessionIds(), t.getRetiredSessionId()));
+                    s.setRetiredSessionIds(newest(added(s.getRetiredSessionIds(), t.getRetiredSessionId()), REPLACED));
                 }
                 s.setSessionId(null);
                 s.setMessages(0);

@@ -213,6 +213,18 @@ class ConversationFoldTest {
         }
 
         @Test
+        void anEntryKeepsItsNewest50Retired() {
+            ConversationView v = used(ConversationKind.CHAT, null, T0);
+            for (int i = 0; i < 51; i++) {
+                TurnDecided t = turn("c", ConversationKind.CHAT, "r" + i, "laptop", null, null);
+                t.setRetiredSessionId("retired-" + i);
+                v = ConversationFold.turnDecided(v, "acct", t, T0);
+            }
+            assertThat(v.getSessions()).singleElement().satisfies(s ->
+                    assertThat(s.getRetiredSessionIds()).hasSize(ConversationFold.REPLACED).startsWith("retired-1").endsWith("retired-50"));
+        }
+
+        @Test
         void aOneOffKeepsNoEntry() {
             ConversationView v = ConversationFold.turnDecided(null, "acct", turn("c", ConversationKind.ONE_OFF, "t1", "laptop", null, null), T0);
             assertThat(v.getSessions()).isEmpty();
