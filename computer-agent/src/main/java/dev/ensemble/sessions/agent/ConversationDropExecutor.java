@@ -7,14 +7,6 @@ import dev.ensemble.sessions.agent.assistant.ChatLocks;
 import dev.ensemble.sessions.events.ConversationDeletionAccepted;
 import dev.ensemble.sessions.events.ConversationDroppedOnComputer;
 import dev.ensemble.sessions.events.Event;
-import dev.ensemble.sessions.schema.Keys;
-import dev.ensemble.sessions.schema.Topics;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,18 +45,13 @@ public final class ConversationDropExecutor implements AutoCloseable {
     /** How long a drop waits for a running turn of the chat before it answers not ok (asked again later). */
     public static final Duration DEFAULT_TURN_WAIT = Duration.ofMinutes(10);
 
-    private final String bootstrapServers;
-    private final Map<String, ?> clientProperties;
     private final ImportConfig config;
     private final AssistantStore store;
     private final AgentStoreDeleter deleter;
     private final ChatLocks locks;
     private final Duration turnWait;
     private final EventFactory events;
-    private final EventSink sink;
-    private volatile boolean running;
-    private Thread thread;
-    private KafkaConsumer<String, byte[]> consumer;
+    private final AccountLogAnswers answers;
 
     /**
      * @param clientProperties the cluster's client properties (security settings) for its consumer
@@ -77,104 +64,21 @@ public final class ConversationDropExecutor implements AutoCloseable {
      */
     public ConversationDropExecutor(String bootstrapServers, Map<String, ?> clientProperties, ImportConfig config, AssistantStore store,
                                     AgentStoreDeleter deleter, ChatLocks locks, Duration turnWait, EventSink sink) {
-        this.bootstrapServers = Objects.requireNonNull(bootstrapServers, "bootstrapServers");
-        this.clientProperties = Map.copyOf(clientProperties);
         this.config = Objects.requireNonNull(config, "config");
         this.store = Objects.requireNonNull(store, "store");
         this.deleter = Objects.requireNonNull(deleter, "deleter");
         this.locks = Objects.requireNonNull(locks, "locks");
         this.turnWait = Objects.requireNonNull(turnWait, "turnWait");
-        this.sink = Objects.requireNonNull(sink, "sink");
         this.events = new EventFactory(config);
+        // a drop waiting for a running turn is interrupted when it still waits 5 s after stop()
+        this.answers = new AccountLogAnswers(bootstrapServers, clientProperties, config, "conversation-drops", "dropping conversations",
+                this::handle, sink, Duration.ofSeconds(5));
     }
 
     /** Starts reading on a thread of its own. */
-    public synchronized void start() {
-        if (thread != null) {
-            throw new IllegalStateException("the conversation drop executor is already started");
-        }
-        Map<String, Object> p = dev.ensemble.sessions.schema.KafkaClients.config(bootstrapServers, clientProperties);
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, "ensemble-computer-" + config.computerId() + "-conversation-drops");
-        p.put(ConsumerConfig.CLIENT_ID_CONFIG, "computer-agent-" + config.computerId() + "-conversation-drops");
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        consumer = new KafkaConsumer<>(p, Topics.EVENTS.keySerde().deserializer(), new ByteArrayDeserializer());
-        int partitions = consumer.partitionsFor(Topics.EVENTS.name()).size();
-        consumer.assign(List.of(new TopicPartition(Topics.EVENTS.name(), Keys.accountPartition(config.account(), partitions))));
-        running = true;
-        thread = new Thread(this::loop, "computer-agent-conversation-drops");
-        thread.setDaemon(true);
-        thread.start();
+    public void start() {
+        answers.start();
         log.info("computer {} drops the assistant conversations deleted for it", config.computerId());
-    }
-
-    private void loop() {
-        try {
-            while (running) {
-                try {
-                    once();
-                } catch (WakeupException | Stopping stopping) {
-                    throw stopping;
-                } catch (RuntimeException e) {
-                    log.error("dropping conversations failed; trying again from the committed position in 5 s", e);
-                    rewind();
-                    Thread.sleep(5_000);
-                }
-            }
-        } catch (WakeupException | Stopping | InterruptedException stopping) {
-            // stop() asked; a drop cut short is neither answered nor committed: the next start reads it again
-        } finally {
-            Thread.interrupted(); // closing the consumer must not see stop()'s interrupt
-            consumer.close(Duration.ofSeconds(5));
-        }
-    }
-
-    /** stop() interrupted a drop waiting for a running turn. */
-    private static final class Stopping extends RuntimeException {
-        Stopping() {
-            super("stopping", null, false, false);
-        }
-    }
-
-    private void once() {
-        boolean any = false;
-        var records = consumer.poll(Duration.ofMillis(500));
-        for (ConsumerRecord<String, byte[]> r : records) {
-            Event e;
-            try {
-                e = Topics.EVENTS.valueSerde().deserializer().deserialize(r.topic(), r.value());
-            } catch (RuntimeException undecodable) {
-                continue; // the projector dead-letters what cannot be decoded; nothing here is ours
-            }
-            Event answer = handle(e);
-            if (answer != null) {
-                sink.accept(answer);
-                any = true;
-            }
-        }
-        if (any) {
-            sink.flush();
-        }
-        if (!records.isEmpty()) {
-            consumer.commitSync();
-        }
-    }
-
-    private void rewind() {
-        try {
-            var committed = consumer.committed(consumer.assignment());
-            for (TopicPartition tp : consumer.assignment()) {
-                var at = committed.get(tp);
-                if (at == null) {
-                    consumer.seekToBeginning(List.of(tp));
-                } else {
-                    consumer.seek(tp, at.offset());
-                }
-            }
-        } catch (RuntimeException e) {
-            log.warn("could not go back to the committed position: {}", e.toString());
-        }
     }
 
     /**
@@ -212,7 +116,7 @@ public final class ConversationDropExecutor implements AutoCloseable {
         try {
             held = locks.tryHold(key, turnWait);
         } catch (InterruptedException ie) {
-            throw new Stopping();
+            throw new AccountLogAnswers.Stopping();
         } catch (RuntimeException lockFile) {
             return failed(key, AssistantDrops.Outcome.FAILED, "the chat's lock: " + lockFile.getMessage());
         }
@@ -230,23 +134,12 @@ public final class ConversationDropExecutor implements AutoCloseable {
         return new AssistantDrops.Dropped(key, config.computerId(), outcome, null, null, List.of(), List.of(), List.of(), false, false, why);
     }
 
-    /** Stops reading (a drop under way finishes first) and closes the consumer. */
-    public synchronized void stop() {
-        if (thread == null) {
-            return;
-        }
-        running = false;
-        consumer.wakeup();
-        try {
-            thread.join(5_000);
-            if (thread.isAlive()) {
-                thread.interrupt(); // a drop waiting for a running turn
-                thread.join(30_000);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        thread = null;
+    /**
+     * Stops reading and closes the consumer: a drop under way finishes first; one still waiting for a running turn after
+     * 5 seconds is cut short, neither answered nor committed (the next start reads it again).
+     */
+    public void stop() {
+        answers.stop();
     }
 
     @Override

@@ -32,7 +32,7 @@ import java.util.List;
  *
  * <p>Bounds (as report summaries, {@link ViewBounds#SUMMARY_CHARS}): an ask's prompt and answer 2,000 chars with
  * {@code …}; an ask line {@value #ASKS} asks (its oldest finished ones left out first, a waiting or running one never), a session entry its newest {@value #REPLACED} replaced
- * session ids.
+ * session ids and its newest {@value #REPLACED} retired ones.
  */
 final class ConversationFold {
     private ConversationFold() {
@@ -40,7 +40,7 @@ final class ConversationFold {
 
     /** The asks an ask line keeps (newest). */
     static final int ASKS = 50;
-    /** The replaced session ids an entry keeps (newest). */
+    /** The replaced session ids an entry keeps (newest), and the retired ones. */
     static final int REPLACED = 50;
     /** An answer's or prompt's longest text, chars. */
     static final int TEXT_CHARS = ViewBounds.SUMMARY_CHARS;
@@ -51,7 +51,8 @@ final class ConversationFold {
      * A turn decided: the conversation's running turn, its group, keepDays and next run, its turn count and last use;
      * the computer's session entry (agent, model, folder; RESUME keeps the resumed session id, NEW clears it until the
      * turn ends and moves a replaced session to {@code replacedSessionIds}, a touched one to {@code retiredSessionIds});
-     * a NONE (one-off) keeps no entry. An ask's turn (turnId = askId) moves the ask WAITING → RUNNING.
+     * a NONE (one-off) keeps no entry. An ask's turn (turnId = askId) moves the ask WAITING → RUNNING. A negative keepDays
+     * (the gateway refuses it; a producer with access to the log may write it) is folded as unset, the kind's default.
      */
     static ConversationView turnDecided(ConversationView held, String account, TurnDecided t, Instant at) {
         ConversationView v = held == null ? fresh(account, t.getConversationKey(), t.getConversationKind()) : copy(held);
@@ -63,7 +64,7 @@ final class ConversationFold {
         v.setLastUsedAt(latest(v.getLastUsedAt(), at));
         v.setGroupId(t.getGroupId());
         v.setGroupName(t.getGroupName());
-        v.setKeepDays(t.getKeepDays());
+        v.setKeepDays(keepDays(t.getKeepDays()));
         v.setNextRunAt(t.getNextRunAt());
         if (t.getAction() != TurnAction.NONE) {
             List<ConversationSession> sessions = new ArrayList<>(v.getSessions());
@@ -81,7 +82,7 @@ final class ConversationFold {
                     s.setReplacedSessionIds(newest(added(s.getReplacedSessionIds(), t.getReplacedSessionId()), REPLACED));
                 }
                 if (t.getRetiredSessionId() != null) {
-                    s.setRetiredSessionIds(added(s.getRetiredSessionIds(), t.getRetiredSessionId()));
+                    s.setRetiredSessionIds(newest(added(s.getRetiredSessionIds(), t.getRetiredSessionId()), REPLACED));
                 }
                 s.setSessionId(null);
                 s.setMessages(0);
@@ -288,7 +289,7 @@ final class ConversationFold {
         if (v.getLastUsedAt() == null) {
             return Decision.skip("not-idle", "never used");
         }
-        Instant dropAt = IdleRules.dropAt(kind, v.getLastUsedAt(), v.getLastAnswerAt(), v.getKeepDays(), v.getNextRunAt(), c);
+        Instant dropAt = IdleRules.dropAt(kind, v.getLastUsedAt(), v.getLastAnswerAt(), keepDays(v.getKeepDays()), v.getNextRunAt(), c);
         if (dropAt == null) {
             return Decision.skip("kept", v.getKind() == ConversationKind.ONE_OFF ? "a one-off keeps no session" : "keepDays 0: never dropped");
         }
@@ -412,6 +413,11 @@ final class ConversationFold {
             }
         }
         return -1;
+    }
+
+    /** A keepDays as the idle rules read it: a negative one (never a valid count of days) is unset, the kind's default. */
+    private static Integer keepDays(Integer keepDays) {
+        return keepDays != null && keepDays < 0 ? null : keepDays;
     }
 
     private static Instant latest(Instant a, Instant b) {

@@ -61,6 +61,10 @@ class ConversationFoldTest {
                 "CHAT,3,PT72H,accepted",
                 "CHAT,3,PT71H59M,not-idle",
                 "CHAT,0,PT100000H,kept",
+                "CHAT,-1,PT0S,not-idle",
+                "CHAT,-1,PT719H59M,not-idle",
+                "CHAT,-1,PT720H,accepted",
+                "NODE_CONVERSATION,-3,PT167H59M,not-idle",
                 "NODE_CONVERSATION,,PT168H,accepted",
                 "NODE_CONVERSATION,,PT167H59M,not-idle",
                 "ROUTINE,,PT2160H,accepted",
@@ -70,6 +74,12 @@ class ConversationFoldTest {
         void idle(ConversationKind kind, Integer keepDays, Duration after, String expected) {
             ConversationView v = used(kind, keepDays, T0);
             assertThat(code(ConversationFold.guard(v, request(Requester.system, null, "idle"), T0.plus(after), C))).isEqualTo(expected);
+        }
+
+        @Test
+        void aNegativeKeepDaysWrittenPastTheGatewayIsFoldedAsUnset() {
+            assertThat(used(ConversationKind.CHAT, -5, T0).getKeepDays()).isNull();
+            assertThat(used(ConversationKind.CHAT, 3, T0).getKeepDays()).isEqualTo(3);
         }
 
         @Test
@@ -200,6 +210,18 @@ class ConversationFoldTest {
                 assertThat(s.getReplacedSessionIds()).hasSize(50).startsWith("old-1").endsWith("old-50");
             });
             assertThat(v.getTurns()).isEqualTo(52);
+        }
+
+        @Test
+        void anEntryKeepsItsNewest50Retired() {
+            ConversationView v = used(ConversationKind.CHAT, null, T0);
+            for (int i = 0; i < 51; i++) {
+                TurnDecided t = turn("c", ConversationKind.CHAT, "r" + i, "laptop", null, null);
+                t.setRetiredSessionId("retired-" + i);
+                v = ConversationFold.turnDecided(v, "acct", t, T0);
+            }
+            assertThat(v.getSessions()).singleElement().satisfies(s ->
+                    assertThat(s.getRetiredSessionIds()).hasSize(ConversationFold.REPLACED).startsWith("retired-1").endsWith("retired-50"));
         }
 
         @Test
