@@ -27,8 +27,14 @@ class SoakTest {
     @Timeout(value = 20, unit = TimeUnit.MINUTES)
     void everyAcceptedEventShowsNothingRefusedDoesTheViewsFlowAndTheLogHasNoDuplicateAcrossAKillMinus9(@TempDir Path dir) throws Exception {
         ByteArrayOutputStream progress = new ByteArrayOutputStream();
-        Soak.Result r = Soak.run(new Soak.Settings(2_000, 50, 0.01, 0.05, 0.5, 4, 0.5, dir, List.of("-Xmx1g"),
-                Duration.ofSeconds(300), Duration.ofMinutes(8), 14), new PrintStream(progress, true, StandardCharsets.UTF_8));
+        Soak.Result r;
+        try {
+            r = Soak.run(new Soak.Settings(2_000, 50, 0.01, 0.05, 0.5, 4, 0.5, dir, List.of("-Xmx1g"),
+                    Duration.ofSeconds(300), Duration.ofMinutes(8), 14), new PrintStream(progress, true, StandardCharsets.UTF_8));
+        } catch (Exception e) {
+            // what the soak printed up to the failure (the kill, the restart, the settling) says where it stopped
+            throw new AssertionError("the soak ended with " + e + "; its progress:\n" + progress.toString(StandardCharsets.UTF_8), e);
+        }
         String table = Soak.table(r);
         String context = table + "\n" + progress.toString(StandardCharsets.UTF_8);
 
