@@ -317,27 +317,8 @@ final class AssistantEndpoints {
         }
         String kindText = blankToNull(ctx.queryParam("kind"));
         String kind = kindText == null ? null : AssistantJson.kindName(AssistantJson.kind(kindText, "kind"));
-        String deletedText = blankToNull(ctx.queryParam("deleted"));
-        Boolean deleted = null;
-        if (deletedText != null) {
-            if (!deletedText.equals("true") && !deletedText.equals("false")) {
-                throw AssistantJson.bad("deleted", "must be true or false, not '" + deletedText + "'");
-            }
-            deleted = Boolean.valueOf(deletedText);
-        }
-        int limit = 50;
-        String limitText = blankToNull(ctx.queryParam("limit"));
-        if (limitText != null) {
-            try {
-                limit = Integer.parseInt(limitText.trim());
-            } catch (NumberFormatException e) {
-                throw AssistantJson.bad("limit", "must be a whole number, not '" + limitText + "'");
-            }
-            if (limit < 1 || limit > Gateway.MAX_LIMIT) {
-                throw AssistantJson.bad("limit", "must be between 1 and " + Gateway.MAX_LIMIT + ", not " + limit);
-            }
-        }
-        Boolean onlyDeleted = deleted;
+        Boolean onlyDeleted = SessionQuery.deletedParam(ctx.queryParam("deleted"));
+        int limit = Gateway.intParam(ctx, "limit", 50, 1, Gateway.MAX_LIMIT);
         List<ConversationView> all = reads.get().conversations(me.account()).stream()
                 .filter(v -> kind == null || kind.equals(AssistantJson.kindName(v.getKind())))
                 .filter(v -> onlyDeleted == null || onlyDeleted == v.getDeleted())
