@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ensemble.sessions.assistant.AskRules;
-import dev.ensemble.sessions.assistant.Line;
 import dev.ensemble.sessions.assistant.TurnRules;
 import dev.ensemble.sessions.events.AskRequested;
 import dev.ensemble.sessions.events.ConversationDeletionRequested;
@@ -30,7 +29,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,7 +44,7 @@ import java.util.function.Supplier;
  *       {@link TurnRules#decide} from what the computer sends (its store entry for the chat, the chat's messages, the
  *       instructions, the prompt count read now), appended as {@code TurnDecided} (source {@code service:gateway}, eventId
  *       name-based on account and turnId: the same turn posted again answers the same decision, {@code duplicate: true},
- *       and appends nothing) and answered. A turn of kind ask runs only when its ask is the line's next ({@link Line}):
+ *       and appends nothing) and answered. A turn of kind ask runs only when its ask is the line's next ({@link AskRules#inLine}):
  *       409 {@code not_next} with {@code waitingFor} otherwise. A turnId another computer decided first is a 409
  *       {@code taken}.</li>
  *   <li>{@code POST /api/pages/{kind}/{id}/ensemble} and {@code POST /api/ensemble/invoke} (a person): an
@@ -184,16 +182,8 @@ final class AssistantEndpoints {
             throw new ApiError(409, "ask_ended", "ask '" + req.askId() + "' is " + ask.getStatus() + " already; nothing to run")
                     .with("askId", req.askId()).with("status", ask.getStatus().name());
         }
-        List<Line.Entry> line = new ArrayList<>();
-        long order = 0;
-        for (AskState a : view.getAsks()) {
-            line.add(new Line.Entry(a.getAskId(), order++, switch (a.getStatus()) {
-                case WAITING -> Line.State.WAITING;
-                case RUNNING -> Line.State.RUNNING;
-                default -> Line.State.ENDED;
-            }));
-        }
-        String next = Line.next(line);
+        String next = AssistantJson.line(view).stream().filter(AskRules.Place::runNow).map(AskRules.Place::askId).findFirst()
+                .orElse(null);
         if (!req.askId().equals(next)) {
             String waitingFor = next != null ? next : view.getAsks().stream().filter(a -> a.getStatus() == AskStatus.RUNNING)
                     .map(AskState::getAskId).findFirst().orElse(null);
