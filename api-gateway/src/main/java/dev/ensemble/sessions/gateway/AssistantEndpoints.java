@@ -134,11 +134,7 @@ final class AssistantEndpoints {
         }
         TurnRules.Decision d = TurnRules.decide(req.chat(), req.turn(), req.places());
         Event e = turnDecided(me.account(), eventId, req, d);
-        byte[] bytes = encode(e);
-        OnceAppender.Outcome o = appender.get().append(me.account(), List.of(new OnceAppender.Item(eventId, bytes))).get(0);
-        if (!o.appended() && !o.duplicate()) {
-            throw new ApiError(503, "unavailable", o.reason());
-        }
+        OnceAppender.Outcome o = append(me.account(), e);
         if (o.appended()) {
             decidedFor.put(eventId, me.subject());
         } else {
@@ -403,11 +399,13 @@ final class AssistantEndpoints {
         return path.startsWith("payload.") ? path.substring("payload.".length()) : path.equals("event") ? "body" : path;
     }
 
-    private void append(String account, Event e) {
+    /** Appends the event once (by its eventId): appended, or a duplicate; a 503 when it could not be. */
+    private OnceAppender.Outcome append(String account, Event e) {
         OnceAppender.Outcome o = appender.get().append(account, List.of(new OnceAppender.Item(e.getEventId(), encode(e)))).get(0);
         if (!o.appended() && !o.duplicate()) {
             throw new ApiError(503, "unavailable", o.reason());
         }
+        return o;
     }
 
     /** One JSON value (a blank body is an empty object); text after it is a 400. */
