@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ensemble.sessions.assistant.AskRules;
-import dev.ensemble.sessions.assistant.Line;
 import dev.ensemble.sessions.assistant.TurnRules;
 import dev.ensemble.sessions.events.AskRequested;
 import dev.ensemble.sessions.events.ConversationDeletionRequested;
@@ -30,7 +29,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,7 +44,7 @@ import java.util.function.Supplier;
  *       {@link TurnRules#decide} from what the computer sends (its store entry for the chat, the chat's messages, the
  *       instructions, the prompt count read now), appended as {@code TurnDecided} (source {@code service:gateway}, eventId
  *       name-based on account and turnId: the same turn posted again answers the same decision, {@code duplicate: true},
- *       and appends nothing) and answered. A turn of kind ask runs only when its ask is the line's next ({@link Line}):
+ *       and appends nothing) and answered. A turn of kind ask runs only when its ask is the line's next ({@link AskRules#inLine}):
  *       409 {@code not_next} with {@code waitingFor} otherwise. A turnId another computer decided first is a 409
  *       {@code taken}.</li>
  *   <li>{@code POST /api/pages/{kind}/{id}/ensemble} and {@code POST /api/ensemble/invoke} (a person): an
@@ -136,11 +134,7 @@ final class AssistantEndpoints {
         }
         TurnRules.Decision d = TurnRules.decide(req.chat(), req.turn(), req.places());
         Event e = turnDecided(me.account(), eventId, req, d);
-        byte[] bytes = encode(e);
-        OnceAppender.Outcome o = appender.get().append(me.account(), List.of(new OnceAppender.Item(eventId, bytes))).get(0);
-        if (!o.appended() && !o.duplicate()) {
-            throw new ApiError(503, "unavailable", o.reason());
-        }
+        OnceAppender.Outcome o = append(me.account(), e);
         if (o.appended()) {
             decidedFor.put(eventId, me.subject());
         } else {
@@ -184,16 +178,8 @@ final class AssistantEndpoints {
             throw new ApiError(409, "ask_ended", "ask '" + req.askId() + "' is " + ask.getStatus() + " already; nothing to run")
                     .with("askId", req.askId()).with("status", ask.getStatus().name());
         }
-        List<Line.Entry> line = new ArrayList<>();
-        long order = 0;
-        for (AskState a : view.getAsks()) {
-            line.add(new Line.Entry(a.getAskId(), order++, switch (a.getStatus()) {
-                case WAITING -> Line.State.WAITING;
-                case RUNNING -> Line.State.RUNNING;
-                default -> Line.State.ENDED;
-            }));
-        }
-        String next = Line.next(line);
+        String next = AssistantJson.line(view).stream().filter(AskRules.Place::runNow).map(AskRules.Place::askId).findFirst()
+                .orElse(null);
         if (!req.askId().equals(next)) {
             String waitingFor = next != null ? next : view.getAsks().stream().filter(a -> a.getStatus() == AskStatus.RUNNING)
                     .map(AskState::getAskId).findFirst().orElse(null);
@@ -317,27 +303,8 @@ final class AssistantEndpoints {
         }
         String kindText = blankToNull(ctx.queryParam("kind"));
         String kind = kindText == null ? null : AssistantJson.kindName(AssistantJson.kind(kindText, "kind"));
-        String deletedText = blankToNull(ctx.queryParam("deleted"));
-        Boolean deleted = null;
-        if (deletedText != null) {
-            if (!deletedText.equals("true") && !deletedText.equals("false")) {
-                throw AssistantJson.bad("deleted", "must be true or false, not '" + deletedText + "'");
-            }
-            deleted = Boolean.valueOf(deletedText);
-        }
-        int limit = 50;
-        String limitText = blankToNull(ctx.queryParam("limit"));
-        if (limitText != null) {
-            try {
-                limit = Integer.parseInt(limitText.trim());
-            } catch (NumberFormatException e) {
-                throw AssistantJson.bad("limit", "must be a whole number, not '" + limitText + "'");
-            }
-            if (limit < 1 || limit > Gateway.MAX_LIMIT) {
-                throw AssistantJson.bad("limit", "must be between 1 and " + Gateway.MAX_LIMIT + ", not " + limit);
-            }
-        }
-        Boolean onlyDeleted = deleted;
+        Boolean onlyDeleted = SessionQuery.deletedParam(ctx.queryParam("deleted"));
+        int limit = Gateway.intParam(ctx, "limit", 50, 1, Gateway.MAX_LIMIT);
         List<ConversationView> all = reads.get().conversations(me.account()).stream()
                 .filter(v -> kind == null || kind.equals(AssistantJson.kindName(v.getKind())))
                 .filter(v -> onlyDeleted == null || onlyDeleted == v.getDeleted())
@@ -432,11 +399,13 @@ final class AssistantEndpoints {
         return path.startsWith("payload.") ? path.substring("payload.".length()) : path.equals("event") ? "body" : path;
     }
 
-    private void append(String account, Event e) {
+    /** Appends the event once (by its eventId): appended, or a duplicate; a 503 when it could not be. */
+    private OnceAppender.Outcome append(String account, Event e) {
         OnceAppender.Outcome o = appender.get().append(account, List.of(new OnceAppender.Item(e.getEventId(), encode(e)))).get(0);
         if (!o.appended() && !o.duplicate()) {
             throw new ApiError(503, "unavailable", o.reason());
         }
+        return o;
     }
 
     /** One JSON value (a blank body is an empty object); text after it is a 400. */

@@ -439,15 +439,20 @@ final class AssistantJson {
         return o;
     }
 
-    /** The place of ask {@code askId} in its line: the message it shows ({@link AskRules#WAITING} while an earlier one is unanswered), or null. */
-    static String waitingMessage(ConversationView v, String askId) {
+    /** The view's waiting asks in their line ({@link AskRules#inLine}): which runs now, and what each other one shows. */
+    static List<AskRules.Place> line(ConversationView v) {
         List<AskRules.Ask> asks = new ArrayList<>();
         long order = 0;
         for (AskState a : v.getAsks()) {
             asks.add(new AskRules.Ask(a.getAskId(), order++, AskRules.AskState.valueOf(a.getStatus().name()),
                     a.getStartedAt() != null ? a.getStartedAt() : a.getRequestedAt()));
         }
-        for (AskRules.Place p : AskRules.inLine(asks)) {
+        return AskRules.inLine(asks);
+    }
+
+    /** The place of ask {@code askId} in its line: the message it shows ({@link AskRules#WAITING} while an earlier one is unanswered), or null. */
+    static String waitingMessage(ConversationView v, String askId) {
+        for (AskRules.Place p : line(v)) {
             if (p.askId().equals(askId)) {
                 return p.shows();
             }

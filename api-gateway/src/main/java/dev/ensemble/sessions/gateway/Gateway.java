@@ -800,7 +800,8 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
-    private static int intParam(Context ctx, String name, int dflt, int min, int max) {
+    /** A whole-number query parameter from {@code min} to {@code max} ({@code dflt} when absent); a 400 naming it otherwise. */
+    static int intParam(Context ctx, String name, int dflt, int min, int max) {
         String v = ctx.queryParam(name);
         if (v == null || v.isBlank()) {
             return dflt;

@@ -290,6 +290,14 @@ public final class AssistantTurns {
         }
     }
 
+    /** What {@link #begin} reads from the store before asking the gateway. */
+    private record Read(AssistantSessions.Entry entry, TurnRules.Places places) {
+    }
+
+    /** What {@link #begin} does with the store after the gateway answered. */
+    private record Decided(TurnRules.Decision decision, AssistantDrops.Dropped replacedDrop, Path chatFolder) {
+    }
+
     private record Pending(TurnRequest request, TurnRules.Turn turn, TurnRules.Decision decision,
                            AssistantSessions.Entry before, ChatLocks.Held held, Instant began) {
     }
@@ -343,18 +351,26 @@ public final class AssistantTurns {
         ChatLocks.Held held = locks.hold(key);
         try {
             Instant began = clock.instant();
-            AssistantSessions.Entry entry = store.with(s -> s.get(key));
+            // the store is used twice (once before the gateway is asked, once after), never held while it is asked
+            Read read = store.with(s -> new Read(s.get(key), s.places(request.workspace())));
+            AssistantSessions.Entry entry = read.entry();
             Integer promptsNow = entry == null ? null : prompts.count(entry);
-            TurnRules.Places places = store.with(s -> s.places(request.workspace()));
             TurnRules.Turn turn = new TurnRules.Turn(request.agent(), request.model(), computerId, request.position(),
                     request.instructionLines(), promptsNow);
-            ObjectNode body = requestJson(request, turn, entry, places);
+            ObjectNode body = requestJson(request, turn, entry, read.places());
             ObjectNode answer = post(body);
-            Path chatFolder = store.with(s -> s.chatFolder(key));
-            TurnRules.Decision decision = decision(answer, request, chatFolder);
-            AssistantDrops.Dropped replacedDrop = null;
-            if (decision.replaced() != null) {
-                replacedDrop = store.with(s -> new AssistantDrops(s, deleter, locks, computerId).deleteReplaced(key, decision.replaced()));
+            Decided decided = store.with(s -> {
+                Path folder = s.chatFolder(key);
+                TurnRules.Decision d = decision(answer, request, folder);
+                AssistantDrops.Dropped drop = d.replaced() == null ? null
+                        : new AssistantDrops(s, deleter, locks, computerId).deleteReplaced(key, d.replaced());
+                s.makeChatFolder(key);
+                return new Decided(d, drop, folder);
+            });
+            TurnRules.Decision decision = decided.decision();
+            AssistantDrops.Dropped replacedDrop = decided.replacedDrop();
+            Path chatFolder = decided.chatFolder();
+            if (replacedDrop != null) {
                 if (replacedDrop.confirmed()) {
                     log.info("chat {}: replaced session {} ({}) deleted: {} paths", key, decision.replaced().sessionId(),
                             decision.replaced().agent(), replacedDrop.removedCount());
@@ -363,7 +379,6 @@ public final class AssistantTurns {
                             decision.replaced().agent(), replacedDrop.error());
                 }
             }
-            store.with(s -> s.makeChatFolder(key));
             answer.put("turnId", request.turnId());
             answer.put("chatFolder", chatFolder.toString());
             answer.put("position", turn.position());

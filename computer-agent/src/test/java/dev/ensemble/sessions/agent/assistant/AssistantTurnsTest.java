@@ -253,6 +253,41 @@ class AssistantTurnsTest {
     }
 
     @Test
+    void beginningATurnOpensTheStoreOnceBeforeTheGatewayIsAskedAndOnceAfter() throws Exception {
+        write(claudeTranscript(S1), claudePrompt(S1, "q"));
+        store.with(s -> {
+            s.put(new AssistantSessions.Entry("chat-1", "claude-code", S1, "sonnet", List.of("be brief"), chatFolder(), null, 2, 80, 1,
+                    "laptop", T, List.of()));
+            return null;
+        });
+        java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
+        AssistantStore counting = new AssistantStore() {
+            @Override
+            public <V> V with(java.util.function.Function<AssistantSessions, V> use) {
+                opened.incrementAndGet();
+                return store.with(use);
+            }
+        };
+        ImportConfig config = new ImportConfig("acct-ana", "laptop", Clock.fixed(T.plusSeconds(30), ZoneOffset.UTC),
+                home.state.resolve("import-state.json"));
+        AssistantTurns counted = new AssistantTurns(new AssistantTurns.Gateway(URI.create("http://127.0.0.1:" + server.getAddress().getPort()),
+                "tok-laptop"), counting, new TranscriptPrompts(home.stores()), new AgentStoreDeleter(home.stores()), locks,
+                new EventFactory(config), sent::add, Clock.fixed(T.plusSeconds(30), ZoneOffset.UTC));
+        answer(200, "{\"action\":\"NEW\",\"reason\":\"ROTATION_MESSAGES\",\"history\":[],"
+                + "\"replaced\":{\"sessionId\":\"" + S1 + "\",\"agent\":\"claude-code\",\"folder\":\"" + chatFolder() + "\",\"deleteFolder\":true},"
+                + "\"folder\":\"" + chatFolder() + "\"}");
+
+        AssistantTurns.Began b = counted.begin(chat("t1", "claude-code", List.of(new Message("m1", Role.USER, "q", null),
+                new Message("m2", Role.ASSISTANT, "ok", S1))));
+
+        assertThat(request().path("entry").path("sessionId").asText()).isEqualTo(S1);
+        assertThat(b.replacedDrop().confirmed()).isTrue();
+        assertThat(b.chatFolder()).isDirectory();
+        assertThat(opened.get()).as("the store is opened (locked, read) once before the gateway is asked and once after").isEqualTo(2);
+        counted.end("t1", false, null, null, null, null);
+    }
+
+    @Test
     void aRefusedTurnReleasesTheChatAndSaysWhy() throws Exception {
         answer(409, "{\"error\":\"an earlier ask of this page is not answered yet\",\"waitingFor\":\"ask-1\"}");
         AssistantTurns.TurnRequest ask = new AssistantTurns.TurnRequest("ask-2", "ask-doc-abc", Kind.ASK, "claude-code", null,
