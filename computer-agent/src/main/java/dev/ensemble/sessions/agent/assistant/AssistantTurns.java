@@ -53,10 +53,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * [{id, role: user|assistant|error, text, sessionId}]}, the chat's messages before this one){@code , instructionLines,
  * group {id, name}, keepDays, nextRunAt} (ISO-8601){@code , promptsNow, entry} ({@code {sessionId, agent, model,
  * computerId, positionLeft, messagesSent, instructionLines, folder, promptsNoted, gone}} or null){@code , places
- * {workspace, stateDir}}, and {@code askId} for an ask. The answer: {@code action} ({@code resume|new|none}), {@code
+ * {workspace, stateDir}}, and {@code askId} for an ask. The answer: {@code action} ({@code RESUME|NEW|NONE}), {@code
  * sessionId, reason, history[], instructionsUpdate {lead, added, removed}, replaced {sessionId, agent, folder,
- * deleteFolder}, retiredSessionId, folder, oneOff}, optionally {@code chatFolder, keepDays, group}. Enum values are
- * read in either case, with {@code -} or {@code _}.
+ * deleteFolder}, retiredSessionId, folder, oneOff}, optionally {@code chatFolder, keepDays, group}. The gateway writes
+ * actions, reasons and one-off modes as their constant names ({@code NEW}, {@code FIRST_TURN}) and a history
+ * message's role in lower case ({@code user}), as its requests take them; one reader takes both spellings.
  */
 public final class AssistantTurns {
     private static final Logger log = LoggerFactory.getLogger(AssistantTurns.class);
