@@ -105,4 +105,28 @@ class BranchesAndFoldersTest {
         // paths with no common folder but the root: unknown
         assertThat(got.claims("cccccccc-1")).singleElement().satisfies(c -> assertThat(c.getFolder()).isNull());
     }
+
+    /** A branch left after the import read part of the chat: the open turn's records are known from the state. */
+    @Test
+    void aQwenEditReadInALaterImportStillLeavesTheTurnItBranchedFrom() throws Exception {
+        Stores stores = Stores.empty(tmp);
+        StoreImporter importer = stores.importer();
+        Path chat = stores.home.resolve(".qwen/projects/-home-ana-q/chats/" + QWEN + ".jsonl");
+        write(chat,
+                qwen("u1", null, 1, "user", null, text("first prompt")),
+                qwen("a1", "u1", 2, "assistant", null, text("Answer one.")),
+                qwen("u2", "a1", 3, "user", null, text("second prompt")),
+                qwen("a2", "u2", 4, "assistant", null, text("Discarded answer.")));
+        Imported first = stores.importStores(importer);
+        String left = first.claims(QWEN).get(1).getRunId();
+
+        java.nio.file.Files.writeString(chat, String.join("\n",
+                qwen("u3", "a1", 5, "user", null, text("second prompt, edited")),
+                qwen("a3", "u3", 6, "assistant", null, text("Kept answer.")), ""), java.nio.file.StandardOpenOption.APPEND);
+        Stores.touch(chat, Stores.NOW.minusSeconds(30));
+        Imported second = stores.importStores(importer);
+
+        assertThat(second.claims(QWEN)).extracting(c -> c.getTask().getTitle()).containsExactly("second prompt, edited");
+        assertThat(second.done(left).getReportSummary()).isNull();
+    }
 }
