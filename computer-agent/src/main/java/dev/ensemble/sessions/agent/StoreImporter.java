@@ -610,7 +610,7 @@ public final class StoreImporter {
                 skipped.add(new Skip(c.path(), "sub-agent transcript"));
             } else if (!r.fresh()) {
                 // touched, nothing written: what it sends are the 30-minute rule's closes, not an import
-                int closed = sendClosed(parser);
+                int closed = send(parser, false);
                 idleClosed += closed;
                 report.idleClosed += closed;
             } else {
@@ -671,31 +671,32 @@ public final class StoreImporter {
         }
 
         private void send(SessionParser parser) {
+            send(parser, true);
+        }
+
+        /**
+         * Sends the parser's events and counts them; they make their session an imported one when {@code imported}
+         * (not when finishing a transcript with nothing new only closed its run by the 30-minute rule).
+         *
+         * @return the run status changes sent (the runs closed, when nothing new was read)
+         */
+        private int send(SessionParser parser, boolean imported) {
+            int statuses = 0;
             for (Event e : parser.events()) {
                 sink.accept(e);
                 sent++;
-                sessions.add(parser.agent + ":" + parser.sessionId());
+                if (imported) {
+                    sessions.add(parser.agent + ":" + parser.sessionId());
+                }
                 if (e.getPayload() instanceof RunClaimed) {
                     runs++;
                 } else if (e.getPayload() instanceof EngineEvent) {
                     engineEvents++;
+                } else if (e.getPayload() instanceof dev.ensemble.sessions.events.RunStatusChanged) {
+                    statuses++;
                 }
             }
-        }
-
-        /** Sends what finishing a transcript with nothing new gave (closes by the 30-minute rule): the runs closed. */
-        private int sendClosed(SessionParser parser) {
-            int closed = 0;
-            for (Event e : parser.events()) {
-                sink.accept(e);
-                sent++;
-                if (e.getPayload() instanceof dev.ensemble.sessions.events.RunStatusChanged) {
-                    closed++;
-                } else if (e.getPayload() instanceof EngineEvent) {
-                    engineEvents++;
-                }
-            }
-            return closed;
+            return statuses;
         }
 
         private void checkpointIfDue() {
@@ -717,21 +718,20 @@ public final class StoreImporter {
             found.forEach(c -> present.add(c.key()));
             List<String> roots = new ArrayList<>();
             agentStores.all().forEach(e -> roots.add(rootKey(e.getValue())));
-            List<String> vanished = new ArrayList<>();
+            List<String> looked = new ArrayList<>(roots);
             if (scope != null) {
-                roots.retainAll(wholeRoots);
+                looked.retainAll(wholeRoots);
             }
+            List<String> vanished = new ArrayList<>();
             for (String k : st.files.keySet()) {
-                if (!present.contains(k) && scope != null && inScope(k)) {
-                    // a changed file that is not there: gone, when its store is
-                    agentStores.all().stream().map(e -> rootKey(e.getValue())).filter(r -> k.startsWith(r + File.separator))
-                            .findFirst().filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
-                            .ifPresent(root -> vanished.add(k));
-                } else if (!present.contains(k)) {
-                    roots.stream().filter(r -> k.startsWith(r + File.separator)).findFirst()
-                            .filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
-                            .ifPresent(root -> vanished.add(k));
+                if (present.contains(k)) {
+                    continue;
                 }
+                // not found: gone when its store was looked at whole, or when it is a changed file of this import;
+                // either way, when its store is there
+                (scope != null && inScope(k) ? roots : looked).stream().filter(r -> k.startsWith(r + File.separator))
+                        .findFirst().filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
+                        .ifPresent(root -> vanished.add(k));
             }
             for (String k : vanished) {
                 FileState fs = st.files.remove(k);
