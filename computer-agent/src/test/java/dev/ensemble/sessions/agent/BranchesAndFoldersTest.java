@@ -163,4 +163,11 @@ class BranchesAndFoldersTest {
         assertThat(second.claims(QWEN)).extracting(c -> c.getTask().getTitle()).containsExactly("second prompt, edited");
         assertThat(second.done(left).getReportSummary()).isNull();
     }
+
+    /** A path beginning with a Windows drive is absolute: not taken as relative to the folder, nor a tool's relative path. */
+    @Test
+    void aWindowsDriveBeginsAnAbsolutePath() {
+        assertThat(List.of("C:\\src\\app", "d:/work", "Z:\\")).allMatch(SessionParser::hasDrive);
+        assertThat(List.of("C:", "C:app", "1:/x", "src/C:/x", "/c/x", "\\\\server\\share", "")).noneMatch(SessionParser::hasDrive);
+    }
 }
