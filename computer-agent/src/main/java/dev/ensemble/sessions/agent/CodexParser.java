@@ -329,7 +329,7 @@ final class CodexParser extends SessionParser {
     }
 
     private String absolute(String path) {
-        boolean absolute = path.startsWith("/") || path.startsWith("\\") || path.matches("^[A-Za-z]:[\\\\/].*");
+        boolean absolute = path.startsWith("/") || path.startsWith("\\") || hasDrive(path);
         if (absolute || s.cwd == null) {
             return path;
         }

@@ -134,7 +134,7 @@ final class GeminiParser extends SessionParser {
                     }
                     if (p.startsWith("/")) {
                         absolutes.add(p);
-                    } else if (!p.startsWith("~") && !p.matches("^[A-Za-z]:[\\\\/].*")) {
+                    } else if (!p.startsWith("~") && !hasDrive(p)) {
                         String root = rootOf(p, call.path("result").toString());
                         if (root != null) {
                             resolved.merge(root, 1, Integer::sum);
@@ -185,7 +185,7 @@ final class GeminiParser extends SessionParser {
     }
 
     private String absolute(String path) {
-        if (path == null || path.startsWith("/") || path.matches("^[A-Za-z]:[\\\\/].*") || s.cwd == null) {
+        if (path == null || path.startsWith("/") || hasDrive(path) || s.cwd == null) {
             return path;
         }
         return s.cwd.endsWith("/") ? s.cwd + path : s.cwd + "/" + path;

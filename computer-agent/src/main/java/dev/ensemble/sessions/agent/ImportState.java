@@ -137,8 +137,6 @@ final class ImportState {
         public boolean noUsageSent;
         /** Claude Code: summary leafUuids seen before the first run was claimed. */
         public List<String> leafUuids = new ArrayList<>();
-        /** Qwen Code: the uuid of the last record read (the leaf of the active branch), or null. */
-        public String lastUuid;
         /** The newest run's turn; null before the first prompt. */
         public Turn turn;
         /** Claude Code: a slash command line not yet known to be a prompt (it is once the agent replies to it). */
@@ -175,7 +173,10 @@ final class ImportState {
         public boolean ended;
         /** DONE was sent. */
         public boolean closed;
-        /** Qwen Code: the uuids of the turn's records on the active branch, its prompt first; null for other agents. */
+        /**
+         * Qwen Code, while the turn is open: the uuids of its records on the active branch, its prompt first, the
+         * last record read last; null for other agents and once the turn is closed.
+         */
         public List<String> chain;
     }
 }

@@ -102,35 +102,43 @@ final class QwenParser extends SessionParser {
      * Follows the active branch: a record whose parent is not the record before it (the person rewound, or edited an
      * earlier message) leaves the branch after its parent. When the parent is in the open turn, the answers after
      * it are taken back (the turn's report forgets them); when it is before the turn's prompt, the turn's prompt
-     * itself was left: its run is done there, without the answer given on the left branch as its report.
+     * itself was left: its run is done there, without the answer given on the left branch as its report. Only an
+     * open turn is followed: its chain ends at the record before this one (every record of it is added).
      */
     private void branch(String uuid, String parent) {
-        String last = s.lastUuid;
-        s.lastUuid = uuid;
+        ImportState.Turn t = s.turn;
+        if (t == null || t.closed || t.chain == null) {
+            return;
+        }
+        String last = t.chain.get(t.chain.size() - 1);
         if (uuid.equals(last)) {
             return; // one reply written as several records
         }
-        ImportState.Turn t = s.turn;
-        boolean open = t != null && !t.closed && t.chain != null;
-        if (last != null && parent != null && !parent.equals(last) && open) {
+        if (parent != null && !parent.equals(last)) {
             int at = t.chain.indexOf(parent);
             t.lastText = null;
-            if (at >= 0) {
-                t.chain.subList(at + 1, t.chain.size()).clear();
-            } else {
+            if (at < 0) {
                 closeTurn();
                 return;
             }
+            t.chain.subList(at + 1, t.chain.size()).clear();
         }
-        if (open) {
-            t.chain.add(uuid);
-        }
+        t.chain.add(uuid);
     }
 
     @Override
     void prompt(String key, long at, String text, boolean image, String folder) {
         super.prompt(key, at, text, image, folder);
         s.turn.chain = new java.util.ArrayList<>(java.util.List.of(key));
+    }
+
+    /** A closed turn's chain is not followed again: it is not kept in the import state. */
+    @Override
+    void closeTurn() {
+        super.closeTurn();
+        if (s.turn != null && s.turn.closed) {
+            s.turn.chain = null;
+        }
     }
 
     private static String promptText(JsonNode line) {

@@ -367,6 +367,12 @@ abstract class SessionParser {
         }
     }
 
+    /** Whether {@code path} begins with a Windows drive: {@code C:\...} or {@code C:/...} (a session run on Windows). */
+    static boolean hasDrive(String path) {
+        return path.length() > 2 && path.charAt(1) == ':' && (path.charAt(2) == '\\' || path.charAt(2) == '/')
+                && (path.charAt(0) >= 'A' && path.charAt(0) <= 'Z' || path.charAt(0) >= 'a' && path.charAt(0) <= 'z');
+    }
+
     static String text(JsonNode node, String field) {
         JsonNode v = node == null ? null : node.get(field);
         return v != null && v.isTextual() ? v.asText() : null;

@@ -78,6 +78,7 @@ public final class StoreImporter {
     private static final byte[] TYPE_USER = "\"type\":\"user\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] TYPE_ASSISTANT = "\"type\":\"assistant\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] SESSION_ID_KEY = "\"sessionId\":\"".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] TOOL_CALLS = "\"toolCalls\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] SIDECHAIN = "\"isSidechain\":true".getBytes(StandardCharsets.UTF_8);
     private static final long CHECKPOINT_BYTES = 128L << 20;
 
@@ -491,14 +492,15 @@ public final class StoreImporter {
             SessionParser parser = parser(c, fs);
             List<Skip> malformed = new ArrayList<>();
             try {
-                if (parser instanceof GeminiParser && c.folder() == null && fs.session.cwd == null) {
-                    // a project hash no known path has: the folder its tools worked in, known before the first claim
-                    String folder = GeminiParser.folderFromTools(c.format() == Format.LINES ? geminiLines(c)
-                            : AgentDiscovery.records(c.format(), c.path(), c.root(), c.id()));
-                    parser.cwd(folder);
+                List<JsonNode> records = c.format() == Format.LINES ? null
+                        : AgentDiscovery.records(c.format(), c.path(), c.root(), c.id());
+                if (parser instanceof GeminiParser && c.folder() == null && fs.session.cwd == null
+                        && (records != null || from == 0 || anyLineWith(c.path(), from, c.size(), TOOL_CALLS))) {
+                    // a project hash no known path has: the folder its tools worked in, known before the first claim.
+                    // The lines read before gave none: only new tool calls can give one, and then all of them count
+                    parser.cwd(GeminiParser.folderFromTools(records != null ? records : geminiLines(c)));
                 }
-                if (c.format() != Format.LINES) {
-                    List<JsonNode> records = AgentDiscovery.records(c.format(), c.path(), c.root(), c.id());
+                if (records != null) {
                     int i = (int) Math.min(fs.lines, records.size());
                     for (; i < records.size(); i++) {
                         JsonNode r = records.get(i);
@@ -558,10 +560,9 @@ public final class StoreImporter {
 
         /** Every line of a Gemini CLI JSONL chat that is a message with tool calls (a malformed line is left out). */
         private List<JsonNode> geminiLines(Candidate c) throws IOException {
-            byte[] toolCalls = "\"toolCalls\"".getBytes(StandardCharsets.UTF_8);
             List<JsonNode> lines = new ArrayList<>();
             readLines(c.path(), 0, c.size(), 0, (bytes, off, len, lineNo) -> {
-                if (contains(bytes, off, len, toolCalls)) {
+                if (contains(bytes, off, len, TOOL_CALLS)) {
                     try {
                         JsonNode n = MAPPER.readTree(bytes, off, len); // whole: the tools' results name the paths
                         if (n != null) {
@@ -573,6 +574,13 @@ public final class StoreImporter {
                 }
             });
             return lines;
+        }
+
+        /** Whether a complete line of {@code file} between {@code from} and {@code to} holds {@code bytes}. */
+        private static boolean anyLineWith(Path file, long from, long to, byte[] bytes) throws IOException {
+            boolean[] seen = {false};
+            readLines(file, from, to, 0, (b, off, len, lineNo) -> seen[0] |= contains(b, off, len, bytes));
+            return seen[0];
         }
 
         /** Applies what reading one transcript gave: its state, its events, its skips (in the file order). */
@@ -602,7 +610,7 @@ public final class StoreImporter {
                 skipped.add(new Skip(c.path(), "sub-agent transcript"));
             } else if (!r.fresh()) {
                 // touched, nothing written: what it sends are the 30-minute rule's closes, not an import
-                int closed = sendClosed(parser);
+                int closed = send(parser, false);
                 idleClosed += closed;
                 report.idleClosed += closed;
             } else {
@@ -663,31 +671,32 @@ public final class StoreImporter {
         }
 
         private void send(SessionParser parser) {
+            send(parser, true);
+        }
+
+        /**
+         * Sends the parser's events and counts them; they make their session an imported one when {@code imported}
+         * (not when finishing a transcript with nothing new only closed its run by the 30-minute rule).
+         *
+         * @return the run status changes sent (the runs closed, when nothing new was read)
+         */
+        private int send(SessionParser parser, boolean imported) {
+            int statuses = 0;
             for (Event e : parser.events()) {
                 sink.accept(e);
                 sent++;
-                sessions.add(parser.agent + ":" + parser.sessionId());
+                if (imported) {
+                    sessions.add(parser.agent + ":" + parser.sessionId());
+                }
                 if (e.getPayload() instanceof RunClaimed) {
                     runs++;
                 } else if (e.getPayload() instanceof EngineEvent) {
                     engineEvents++;
+                } else if (e.getPayload() instanceof dev.ensemble.sessions.events.RunStatusChanged) {
+                    statuses++;
                 }
             }
-        }
-
-        /** Sends what finishing a transcript with nothing new gave (closes by the 30-minute rule): the runs closed. */
-        private int sendClosed(SessionParser parser) {
-            int closed = 0;
-            for (Event e : parser.events()) {
-                sink.accept(e);
-                sent++;
-                if (e.getPayload() instanceof dev.ensemble.sessions.events.RunStatusChanged) {
-                    closed++;
-                } else if (e.getPayload() instanceof EngineEvent) {
-                    engineEvents++;
-                }
-            }
-            return closed;
+            return statuses;
         }
 
         private void checkpointIfDue() {
@@ -709,21 +718,20 @@ public final class StoreImporter {
             found.forEach(c -> present.add(c.key()));
             List<String> roots = new ArrayList<>();
             agentStores.all().forEach(e -> roots.add(rootKey(e.getValue())));
-            List<String> vanished = new ArrayList<>();
+            List<String> looked = new ArrayList<>(roots);
             if (scope != null) {
-                roots.retainAll(wholeRoots);
+                looked.retainAll(wholeRoots);
             }
+            List<String> vanished = new ArrayList<>();
             for (String k : st.files.keySet()) {
-                if (!present.contains(k) && scope != null && inScope(k)) {
-                    // a changed file that is not there: gone, when its store is
-                    agentStores.all().stream().map(e -> rootKey(e.getValue())).filter(r -> k.startsWith(r + File.separator))
-                            .findFirst().filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
-                            .ifPresent(root -> vanished.add(k));
-                } else if (!present.contains(k)) {
-                    roots.stream().filter(r -> k.startsWith(r + File.separator)).findFirst()
-                            .filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
-                            .ifPresent(root -> vanished.add(k));
+                if (present.contains(k)) {
+                    continue;
                 }
+                // not found: gone when its store was looked at whole, or when it is a changed file of this import;
+                // either way, when its store is there
+                (scope != null && inScope(k) ? roots : looked).stream().filter(r -> k.startsWith(r + File.separator))
+                        .findFirst().filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
+                        .ifPresent(root -> vanished.add(k));
             }
             for (String k : vanished) {
                 FileState fs = st.files.remove(k);

@@ -64,7 +64,7 @@ record DataDir(Path root) {
         return root.resolve("computer-token");
     }
 
-        Path tokens() {
+    Path tokens() {
         return root.resolve("tokens.json");
     }
 

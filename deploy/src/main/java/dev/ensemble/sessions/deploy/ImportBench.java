@@ -123,13 +123,8 @@ final class ImportBench implements Callable<Integer> {
         List<Double> promptDelays = new ArrayList<>();
         List<CpuSplit> cpu = new ArrayList<>();
         ImportSummary summary = null;
-        try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
-            kafka.waitUntilReady(Duration.ofSeconds(120));
+        try (LocalKafka kafka = broker(dir)) {
             java.util.Map<String, Object> client = kafka.clientProperties(); // the broker takes SASL clients only
-            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
-                    KafkaClients.config(kafka.bootstrapServers(), client))) {
-                TopicAdmin.ensureTopics(admin, 1, (short) 1);
-            }
             AgentStores stores = AgentStores.of(List.of(claudeHome.resolve("projects")), List.of());
             for (int i = 0; i < runs; i++) {
                 if (ccusage != null) {
@@ -140,11 +135,10 @@ final class ImportBench implements Callable<Integer> {
                 Path state = dir.resolve("state-" + i + ".json");
                 ImportConfig config = new ImportConfig("bench", "bench-" + i, Clock.systemUTC(), state);
                 try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers(), client)) {
-                    CpuSplit before = CpuSplit.now();
-                    long t0 = System.nanoTime();
-                    summary = new StoreImporter(config).importStores(stores, sink);
-                    first.add((System.nanoTime() - t0) / 1e9);
-                    cpu.add(CpuSplit.now().since(before));
+                    Timed t = firstImport(config, stores, sink);
+                    summary = t.summary();
+                    first.add(t.seconds());
+                    cpu.add(t.cpu());
                     long t1 = System.nanoTime();
                     new StoreImporter(config).importStores(stores, sink); // a restart: the state is read from its file
                     restart.add((System.nanoTime() - t1) / 1e9);
@@ -226,16 +220,14 @@ final class ImportBench implements Callable<Integer> {
         out.println("|---|---:|---|---:|---|---:|");
         for (String name : all.keySet()) {
             List<FreshRun> rs = results.get(name);
-            List<CpuSplit> cpu = rs.stream().map(FreshRun::cpu).toList();
+            CpuSplit cpu = CpuSplit.median(rs.stream().map(FreshRun::cpu).toList());
             out.printf("| %s | %.2f s | %s | %s | %.2f (%.2f, %.2f, %.2f, %.2f) | %.2f s |%n",
                     name.equals("defaults") ? "defaults" : name + ": " + variants.get(name),
                     median(rs.stream().map(FreshRun::seconds).toList()),
                     ccusage == null ? "not run" : ratios.get(name).stream().map(x -> String.format("%.2f", x))
                             .collect(java.util.stream.Collectors.joining(", ")),
                     ccusage == null ? "-" : String.format("%.2f", median(ratios.get(name))),
-                    median(cpu.stream().map(CpuSplit::total).toList()), median(cpu.stream().map(CpuSplit::importer).toList()),
-                    median(cpu.stream().map(CpuSplit::broker).toList()), median(cpu.stream().map(CpuSplit::jit).toList()),
-                    median(cpu.stream().map(CpuSplit::gc).toList()),
+                    cpu.total(), cpu.importer(), cpu.broker(), cpu.jit(), cpu.gc(),
                     median(rs.stream().map(FreshRun::processSeconds).toList()));
         }
         return 0;
@@ -284,28 +276,47 @@ final class ImportBench implements Callable<Integer> {
     /** The child: its own embedded broker (as {@code up} starts one), then the first import of {@code projects}, timed. */
     static int oneImport(Path projects, PrintStream out) throws Exception {
         Path dir = Files.createTempDirectory("ensemble-import-child");
-        try (LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0)) {
-            kafka.waitUntilReady(Duration.ofSeconds(120));
-            java.util.Map<String, Object> client = kafka.clientProperties();
-            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
-                    KafkaClients.config(kafka.bootstrapServers(), client))) {
-                TopicAdmin.ensureTopics(admin, 1, (short) 1);
-            }
+        try (LocalKafka kafka = broker(dir)) {
             AgentStores stores = AgentStores.of(List.of(projects), List.of());
             ImportConfig config = new ImportConfig("bench", "bench-fresh", Clock.systemUTC(), dir.resolve("state.json"));
-            try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers(), client)) {
-                CpuSplit before = CpuSplit.now();
-                long t0 = System.nanoTime();
-                ImportSummary summary = new StoreImporter(config).importStores(stores, sink);
-                double seconds = (System.nanoTime() - t0) / 1e9;
-                CpuSplit end = CpuSplit.now();
-                out.println(summary);
-                out.printf("fresh-jvm import: %.3f s; import %s; whole JVM %s%n", seconds, end.since(before), end);
+            try (KafkaEventSink sink = new KafkaEventSink(kafka.bootstrapServers(), kafka.clientProperties())) {
+                Timed t = firstImport(config, stores, sink);
+                out.println(t.summary());
+                out.printf("fresh-jvm import: %.3f s; import %s; whole JVM %s%n", t.seconds(), t.cpu(), CpuSplit.now());
             }
         } finally {
             BenchCommand.deleteQuietly(dir);
         }
         return 0;
+    }
+
+    /** An embedded broker in {@code dir}, as {@code up} starts one, ready and with the topics made. */
+    static LocalKafka broker(Path dir) throws Exception {
+        LocalKafka kafka = LocalKafka.start(dir.resolve("kafka"), 0);
+        try {
+            kafka.waitUntilReady(Duration.ofSeconds(120));
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                    KafkaClients.config(kafka.bootstrapServers(), kafka.clientProperties()))) {
+                TopicAdmin.ensureTopics(admin, 1, (short) 1);
+            }
+            return kafka;
+        } catch (Exception | Error e) {
+            kafka.close();
+            throw e;
+        }
+    }
+
+    /** A first import's summary, seconds and CPU split. */
+    record Timed(ImportSummary summary, double seconds, CpuSplit cpu) {
+    }
+
+    /** Imports {@code stores} with a new importer of {@code config}, timed. */
+    static Timed firstImport(ImportConfig config, AgentStores stores, KafkaEventSink sink) {
+        CpuSplit before = CpuSplit.now();
+        long t0 = System.nanoTime();
+        ImportSummary summary = new StoreImporter(config).importStores(stores, sink);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        return new Timed(summary, seconds, CpuSplit.now().since(before));
     }
 
     /**
@@ -494,12 +505,13 @@ final class ImportBench implements Callable<Integer> {
                     Double.parseDouble(m.group(4)), Double.parseDouble(m.group(5)));
         }
 
-        static String median(List<CpuSplit> xs) {
+        /** Each part's median (the importer's: what is left of the medians). */
+        static CpuSplit median(List<CpuSplit> xs) {
             return new CpuSplit(ImportBench.median(xs.stream().map(CpuSplit::total).toList()),
                     ImportBench.median(xs.stream().map(CpuSplit::broker).toList()),
                     ImportBench.median(xs.stream().map(CpuSplit::producer).toList()),
                     ImportBench.median(xs.stream().map(CpuSplit::jit).toList()),
-                    ImportBench.median(xs.stream().map(CpuSplit::gc).toList())).toString();
+                    ImportBench.median(xs.stream().map(CpuSplit::gc).toList()));
         }
 
         @Override

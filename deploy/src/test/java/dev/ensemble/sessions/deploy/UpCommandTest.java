@@ -188,8 +188,10 @@ class UpCommandTest {
             String token = Files.readString(data.resolve("token")).strip();
             String computerToken = Files.readString(data.resolve("computer-token")).strip();
             assertThat(computerToken).as("the computer's own token, for assistant-turn").startsWith("es_").isNotEqualTo(token);
-            com.fasterxml.jackson.databind.JsonNode principals = DataDir.JSON.readTree(data.resolve("tokens.json").toFile());
-            assertThat(principals.findValuesAsText("role")).contains("admin", "computer");
+            String computerId = Files.readString(data.resolve("computer-id")).strip();
+            assertThat(dev.ensemble.sessions.gateway.Tokens.load(data.resolve("tokens.json")).authenticate(computerToken))
+                    .as("the computer token acts as this computer").contains(
+                            new dev.ensemble.sessions.gateway.Principal("acct-up", "computer", computerId));
             java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
             int sessions = 0;
             long until = System.currentTimeMillis() + 90_000;
@@ -232,8 +234,11 @@ class UpCommandTest {
             assertThat(read).as("events the example consumer read with the credentials").isPositive();
         });
         assertThat(errorLines(first)).as("ERROR lines of the first start").isEmpty();
+        String computerToken = Files.readString(data.resolve("computer-token"));
         String second = runUp(dir, data, "second", args, () -> { });
         assertThat(second).contains("Ready: ");
+        assertThat(Files.readString(data.resolve("computer-token"))).as("the computer token kept across a restart")
+                .isEqualTo(computerToken);
         assertThat(errorLines(second)).as("ERROR lines of the second start").isEmpty();
     }
 
