@@ -375,15 +375,11 @@ final class ConversationProcessor implements Processor<String, Event, String, Ob
     // ---- output ------------------------------------------------------------------------------------------
 
     private void putAudit(DeletionAudit audit, long timestamp) {
-        String key = Keys.of(audit.getAccount(), audit.getRequestId());
-        audits.put(key, audit);
-        context.forward(new Record<>(key, ViewBounds.audit(audit), timestamp), Projector.DELETION_AUDIT_SINK);
+        DeletionWorkflow.putAudit(context, audits, audit, timestamp);
     }
 
     private static Event decision(String id, Event trigger, Object payload) {
-        return Event.newBuilder().setEventId(id).setAccount(trigger.getAccount()).setSpace(trigger.getSpace())
-                .setOccurredAt(trigger.getOccurredAt()).setRecordedAt(trigger.getRecordedAt()).setSource(DeletionWorkflow.SOURCE)
-                .setPayload(payload).build();
+        return DeletionWorkflow.decision(id, trigger.getAccount(), trigger.getSpace(), trigger, payload);
     }
 
     /** Records the decision as applied (its copy from the log is a duplicate) and appends it while this generation serves. */
