@@ -205,17 +205,7 @@ final class ConversationSweepProcessor implements Processor<String, Object, Stri
 
     /** Schedules the conversation at {@code at} (null: not until its view changes), replacing its earlier time. */
     private void lookAt(String key, Instant at) {
-        Long old = schedule.get(key);
-        if (old != null) {
-            due.delete(dueKey(old, key));
-        }
-        if (at == null) {
-            schedule.delete(key);
-        } else {
-            long millis = Math.max(0, at.toEpochMilli());
-            schedule.put(key, millis);
-            due.put(dueKey(millis, key), key);
-        }
+        DueIndex.lookAt(schedule, due, key, at, millis -> dueKey(millis, key), key);
     }
 
     /** {@code <due millis, 15 digits>/<account>/<conversationKey>}: the partition's conversations in due order. */

@@ -160,18 +160,7 @@ final class SweepProcessor implements Processor<String, Object, String, Event> {
 
     /** Schedules the session at {@code at} (null: not at all), replacing its earlier time. */
     private void lookAt(String account, String sessionId, Instant at) {
-        String key = Keys.of(account, sessionId);
-        Long old = schedule.get(key);
-        if (old != null) {
-            due.delete(dueKey(account, old, sessionId));
-        }
-        if (at == null) {
-            schedule.delete(key);
-        } else {
-            long millis = Math.max(0, at.toEpochMilli());
-            schedule.put(key, millis);
-            due.put(dueKey(account, millis, sessionId), sessionId);
-        }
+        DueIndex.lookAt(schedule, due, Keys.of(account, sessionId), at, millis -> dueKey(account, millis, sessionId), sessionId);
     }
 
     /** {@code <account>/<due millis, 15 digits>/<sessionId>}: one account's due sessions in due order. */

@@ -111,10 +111,15 @@ final class ConversationFold {
      * A turn ended: the running turn cleared (when it is this one); the computer's entry takes the agent session id,
      * messages and prompt count; last use, and last answer when answered. An ask's turn: ANSWERED with its answer,
      * FAILED, or CLEARED when {@code cleared} (the cleanup's report for an ask that never reported back). Null when no
-     * turn of the conversation was ever decided or asked (nothing to fold into).
+     * turn of the conversation was ever decided or asked (nothing to fold into), and when the cleanup clears a turn that
+     * is no longer running or waiting (its real end came first): that changes nothing, not the last use either, or a
+     * chat the cleanup looked at while its turn seemed to run would be kept 30 days longer.
      */
     static ConversationView turnEnded(ConversationView held, TurnEnded t, Instant at, boolean cleared) {
         if (held == null) {
+            return null;
+        }
+        if (cleared && !isOpen(held, t.getTurnId())) {
             return null;
         }
         ConversationView v = copy(held);
@@ -404,6 +409,15 @@ final class ConversationFold {
     private static ConversationView bump(ConversationView v) {
         v.setSequence(v.getSequence() + 1);
         return v;
+    }
+
+    /** Whether {@code turnId} is the running turn or an ask still waiting or running. */
+    private static boolean isOpen(ConversationView v, String turnId) {
+        if (v.getRunningTurn() != null && v.getRunningTurn().getTurnId().equals(turnId)) {
+            return true;
+        }
+        return v.getAsks().stream().anyMatch(a -> a.getAskId().equals(turnId)
+                && (a.getStatus() == AskStatus.WAITING || a.getStatus() == AskStatus.RUNNING));
     }
 
     private static int indexOf(List<ConversationSession> sessions, String computerId) {

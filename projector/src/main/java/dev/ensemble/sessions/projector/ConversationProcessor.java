@@ -109,6 +109,9 @@ final class ConversationProcessor implements Processor<String, Event, String, Ob
      */
     static void refuseForged(Event e, java.util.function.Function<String, DeletionAudit> audit) {
         Object p = e.getPayload();
+        if (!(isDecision(e) || p instanceof TurnDecided || p instanceof ConversationDroppedOnComputer)) {
+            return; // every event of the log passes here: the others are let through at once
+        }
         String type = EventTypes.typeOf(e);
         if (isDecision(e)) {
             throw new InvalidEventException(e.getEventId(), type, null,
@@ -141,6 +144,15 @@ final class ConversationProcessor implements Processor<String, Event, String, Ob
 
     // ---- folding -----------------------------------------------------------------------------------------
 
+    /**
+     * Whether a payload is one this processor folds (the turns, asks, conversation deletions and drops, and a computer's
+     * status for the drops asked again): the intake forwards only these here, so the log's other events cost nothing.
+     */
+    static boolean folds(Object p) {
+        return p instanceof TurnDecided || p instanceof TurnEnded || p instanceof AskRequested || p instanceof ConversationDeletionRequested
+                || p instanceof ConversationDroppedOnComputer || p instanceof ComputerStatus;
+    }
+
     @Override
     public void process(Record<String, Event> record) {
         Event e = record.value();
@@ -148,8 +160,7 @@ final class ConversationProcessor implements Processor<String, Event, String, Ob
             return;
         }
         Object p = e.getPayload();
-        if (!(p instanceof TurnDecided || p instanceof TurnEnded || p instanceof AskRequested || p instanceof ConversationDeletionRequested
-                || p instanceof ConversationDroppedOnComputer || p instanceof ComputerStatus)) {
+        if (!folds(p)) {
             return;
         }
         DeadLetterProcessingExceptionHandler.refuseIfFailedBefore(context, Projector.ASSISTANT_CONVERSATIONS);
@@ -364,15 +375,11 @@ final class ConversationProcessor implements Processor<String, Event, String, Ob
     // ---- output ------------------------------------------------------------------------------------------
 
     private void putAudit(DeletionAudit audit, long timestamp) {
-        String key = Keys.of(audit.getAccount(), audit.getRequestId());
-        audits.put(key, audit);
-        context.forward(new Record<>(key, ViewBounds.audit(audit), timestamp), Projector.DELETION_AUDIT_SINK);
+        DeletionWorkflow.putAudit(context, audits, audit, timestamp);
     }
 
     private static Event decision(String id, Event trigger, Object payload) {
-        return Event.newBuilder().setEventId(id).setAccount(trigger.getAccount()).setSpace(trigger.getSpace())
-                .setOccurredAt(trigger.getOccurredAt()).setRecordedAt(trigger.getRecordedAt()).setSource(DeletionWorkflow.SOURCE)
-                .setPayload(payload).build();
+        return DeletionWorkflow.decision(id, trigger.getAccount(), trigger.getSpace(), trigger, payload);
     }
 
     /** Records the decision as applied (its copy from the log is a duplicate) and appends it while this generation serves. */

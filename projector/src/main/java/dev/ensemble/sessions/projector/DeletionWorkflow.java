@@ -322,12 +322,19 @@ final class DeletionWorkflow {
     }
 
     private void putAudit(DeletionAudit audit, long timestamp) {
+        putAudit(context, audits, audit, timestamp);
+    }
+
+    /** Stores a deletion's audit record (key {@code <account>/<requestId>}) and forwards it, bounded, to its view. */
+    static void putAudit(ProcessorContext<String, Object> context, KeyValueStore<String, DeletionAudit> audits, DeletionAudit audit,
+                         long timestamp) {
         String key = Keys.of(audit.getAccount(), audit.getRequestId());
         audits.put(key, audit);
         context.forward(new Record<>(key, ViewBounds.audit(audit), timestamp), Projector.DELETION_AUDIT_SINK);
     }
 
-    private static Event decision(String id, String account, String space, Event trigger, Object payload) {
+    /** A decision of the projector ({@link #SOURCE}): eventId {@code id}, the times of the event that led to it. */
+    static Event decision(String id, String account, String space, Event trigger, Object payload) {
         return Event.newBuilder().setEventId(id).setAccount(account).setSpace(space).setOccurredAt(trigger.getOccurredAt())
                 .setRecordedAt(trigger.getRecordedAt()).setSource(SOURCE).setPayload(payload).build();
     }

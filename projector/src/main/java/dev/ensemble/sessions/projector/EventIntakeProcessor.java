@@ -47,7 +47,8 @@ import java.util.UUID;
  *       decision not its own, a TurnDecided not from the gateway, a drop answer no accepted request asked for).</li>
  *   <li>Facts the retirement rules need beyond the session chains are folded: each run's agent session ids, keepDays,
  *       nextRunAt and sourceRef; each task's newest TaskChanged; each computer's newest ComputerStatus.</li>
- *   <li>The event goes on to the session chains and the corpus statistics, so an invalid event is refused once and
+ *   <li>The event goes on to the session chains and the corpus statistics, and to the assistant conversations when it
+ *       is one they fold ({@link ConversationProcessor#folds}), so an invalid event is refused once and
  *       a duplicate reaches none of them.</li>
  *   <li>Then the deletion workflow of the guide's §6 ({@link DeletionWorkflow}) decides a SessionDeletionRequested
  *       (by the pure rule {@link DeletionGuard}) and records a computer's answer; a ComputerStatus sends every
@@ -142,6 +143,9 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         }
         for (String next : eventConsumers) {
             context.forward(record, next);
+        }
+        if (ConversationProcessor.folds(p)) { // the assistant conversations get only the events they fold
+            context.forward(record, Projector.ASSISTANT_CONVERSATIONS);
         }
         if (p instanceof SessionDeletionRequested r) {
             deletions.decide(record, e, r);

@@ -162,6 +162,21 @@ class ConversationProcessorTest {
         }
     }
 
+    @Test
+    void theCleanupsClearOfATurnThatHadEndedChangesNothing() {
+        try (DeletionFixture f = new DeletionFixture()) {
+            Event late = ended("chat-1", "t1", "laptop", false, null, 0, null, min(60 * 25));
+            late.setSource(ConversationProcessor.CLEANUP); // it saw the turn running; the computer's end came first
+            f.given(decided("chat-1", ConversationKind.CHAT, "t1", "laptop", null, min(0)),
+                    ended("chat-1", "t1", "laptop", true, "s-1", 1, null, min(1)));
+            long sequence = f.conversation("chat-1").getSequence();
+            f.given(late);
+            ConversationView v = f.conversation("chat-1");
+            assertThat(v.getLastUsedAt()).as("the chat's last use stays its real end: it goes idle 30 days after it").isEqualTo(min(1));
+            assertThat(v.getSequence()).isEqualTo(sequence);
+        }
+    }
+
     private static ConversationDrop drop(DeletionFixture f, String computer) {
         return f.conversation("chat-1").getDeletion().getComputers().stream().filter(d -> d.getComputerId().equals(computer)).findFirst().orElseThrow();
     }
