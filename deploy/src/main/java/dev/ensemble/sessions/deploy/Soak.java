@@ -209,6 +209,7 @@ final class Soak {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 } catch (Exception e) { // nothing answers any more: the posting ends with this reason
+                    out.println("up did not start again: " + e.getMessage()); // with the end of its output
                     restartFailure = firstLine(e);
                     problems.add("restart: " + restartFailure);
                 }
