@@ -327,6 +327,27 @@ public final class Gateway implements AutoCloseable {
      * gateway's reading of the log has caught up ({@code read}) or not ({@code reading}).
      */
     private void health(Context ctx) {
+        StartState st = startState();
+        if (st.status().equals("starting")) {
+            ctx.header("Retry-After", String.valueOf(ApiError.STARTING_RETRY_SECONDS));
+        }
+        ctx.status(st.status().equals("ready") ? 200 : 503).json(N.objectNode().put("status", st.status()).put("views", st.views().name())
+                .put("eventLog", st.logRead() ? "read" : "reading"));
+    }
+
+    /**
+     * Where its start stands, as {@code GET /health} says it.
+     *
+     * @param status  {@code ready} (views readable, the event log read up to where it was at start), {@code starting}, or
+     *                {@code unavailable} (the read side is stopping or has failed)
+     * @param views   the read side's Kafka Streams state ({@code CREATED} before it exists)
+     * @param logRead whether the gateway's reading of the event log has caught up
+     */
+    public record StartState(String status, org.apache.kafka.streams.KafkaStreams.State views, boolean logRead) {
+    }
+
+    /** Where its start stands now. */
+    public StartState startState() {
         SessionReads r = reads;
         Subscriptions subs = subscriptions;
         // the port opens before the read side exists, and the read side exists before its Streams application does
@@ -336,12 +357,7 @@ public final class Gateway implements AutoCloseable {
         boolean starting = views == org.apache.kafka.streams.KafkaStreams.State.CREATED
                 || views == org.apache.kafka.streams.KafkaStreams.State.REBALANCING || views == org.apache.kafka.streams.KafkaStreams.State.RUNNING;
         boolean ready = r != null && r.ready() && logRead;
-        String status = ready ? "ready" : starting ? "starting" : "unavailable";
-        if (status.equals("starting")) {
-            ctx.header("Retry-After", String.valueOf(ApiError.STARTING_RETRY_SECONDS));
-        }
-        ctx.status(ready ? 200 : 503).json(N.objectNode().put("status", status).put("views", views.name())
-                .put("eventLog", logRead ? "read" : "reading"));
+        return new StartState(ready ? "ready" : starting ? "starting" : "unavailable", views, logRead);
     }
 
     /** The read side; a 503 {@code starting} before it exists (the port opens first). */

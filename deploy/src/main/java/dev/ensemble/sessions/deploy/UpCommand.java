@@ -19,6 +19,7 @@ import dev.ensemble.sessions.schema.TopicAdmin;
 import dev.ensemble.sessions.streams.StreamsDefaults;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -33,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -271,8 +273,7 @@ final class UpCommand implements Callable<Integer> {
                 throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
             }
             running.add(gateway);
-            gateway.awaitReady(Duration.ofSeconds(120));
-            choice.awaitReady(Duration.ofSeconds(120));
+            awaitServices(gateway::startState, choice::state, START_TIMEOUT, START_NOTE_EVERY, System.out);
             String url = "http://localhost:" + gateway.port();
             data.writeEndpoints(url, bootstrap, securityFile);
             // this computer's id, also with --no-import: `choose` asks in its space (local:<computer-id>)
@@ -323,6 +324,55 @@ final class UpCommand implements Callable<Integer> {
         System.out.println("\nstopping…");
         closeAll(running);
         return 0;
+    }
+
+    /** How long {@code up} waits for its services while they are starting, as {@code run} does. */
+    static final Duration START_TIMEOUT = Duration.ofMinutes(10);
+    /** How often a start that takes long says what it waits for. */
+    static final Duration START_NOTE_EVERY = Duration.ofSeconds(30);
+
+    /**
+     * Waits until the gateway answers reads and the choice service's stores can be read, as long as they are starting, up
+     * to {@code timeout}; every {@code noteEvery} it prints what it still waits for. A start after a crash (e.g.
+     * {@code kill -9}) takes longer than a first one: the killed instance's consumer group memberships expire after the
+     * broker's session timeout (45 s) and its open transactions are aborted before the new one reads, and each of the
+     * four Streams applications restores its stores (docs/reliability.md "Gateway start").
+     *
+     * @throws IllegalStateException when one of them stopped or failed while starting (at once), or was not ready in time
+     */
+    static void awaitServices(java.util.function.Supplier<Gateway.StartState> gateway, java.util.function.Supplier<KafkaStreams.State> choice,
+                              Duration timeout, Duration noteEvery, java.io.PrintStream out) throws InterruptedException {
+        long start = System.nanoTime();
+        long nextNote = start + noteEvery.toNanos();
+        while (true) {
+            Gateway.StartState g = gateway.get();
+            KafkaStreams.State c = choice.get();
+            List<String> waiting = new ArrayList<>();
+            if (!g.status().equals("ready")) {
+                waiting.add("the gateway's read side (Kafka Streams " + g.views() + (g.logRead() ? "" : ", the event log being read") + ")");
+            }
+            if (c != KafkaStreams.State.RUNNING) {
+                waiting.add("the choice service (Kafka Streams " + c + ")");
+            }
+            if (waiting.isEmpty()) {
+                return;
+            }
+            boolean choiceFailed = c == KafkaStreams.State.ERROR || c == KafkaStreams.State.PENDING_ERROR
+                    || c == KafkaStreams.State.NOT_RUNNING || c == KafkaStreams.State.PENDING_SHUTDOWN;
+            if (g.status().equals("unavailable") || choiceFailed) {
+                throw new IllegalStateException("stopped while starting: " + String.join("; ", waiting));
+            }
+            long now = System.nanoTime();
+            long seconds = TimeUnit.NANOSECONDS.toSeconds(now - start);
+            if (now - start > timeout.toNanos()) {
+                throw new IllegalStateException("not ready within " + timeout.toSeconds() + " s: waiting for " + String.join("; ", waiting));
+            }
+            if (now >= nextNote) {
+                out.println("still starting after " + seconds + " s: waiting for " + String.join("; ", waiting));
+                nextNote += noteEvery.toNanos();
+            }
+            Thread.sleep(100);
+        }
     }
 
     /**

@@ -34,6 +34,8 @@ class SoakTest {
         } catch (Exception e) {
             // what the soak printed up to the failure (the kill, the restart, the settling) says where it stopped
             throw new AssertionError("the soak ended with " + e + "; its progress:\n" + progress.toString(StandardCharsets.UTF_8), e);
+        } finally {
+            keepUpLogs(dir);
         }
         String table = Soak.table(r);
         String context = table + "\n" + progress.toString(StandardCharsets.UTF_8);
@@ -55,6 +57,17 @@ class SoakTest {
         assertThat(r.probesNeverSeen()).as(context).isZero();
         assertThat(r.logRecords()).as(context).isGreaterThanOrEqualTo(r.accepted());
         assertThat(r.passed()).as(context).isTrue();
+    }
+
+    /** Copies each start's output of {@code up} to {@code target/soak-up-logs/} (the temporary folder goes with the test). */
+    private static void keepUpLogs(Path dir) throws java.io.IOException {
+        Path keep = Path.of("target", "soak-up-logs");
+        Files.createDirectories(keep);
+        try (var logs = Files.newDirectoryStream(dir, "up-*.log")) {
+            for (Path log : logs) {
+                Files.copy(log, keep.resolve(log.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
     }
 
     @Test

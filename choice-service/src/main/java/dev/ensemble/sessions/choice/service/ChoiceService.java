@@ -250,6 +250,11 @@ public final class ChoiceService implements AutoCloseable {
         return "http://" + settings.host() + ":" + http.port();
     }
 
+    /** Its Kafka Streams state ({@code RUNNING}: its stores can be read). */
+    public KafkaStreams.State state() {
+        return streams.state();
+    }
+
     /** Waits until its stores can be read. */
     public void awaitReady(Duration timeout) throws InterruptedException {
         long until = System.nanoTime() + timeout.toNanos();
