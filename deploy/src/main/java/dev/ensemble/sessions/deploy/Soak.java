@@ -747,7 +747,7 @@ final class Soak {
                     lag(admin, dev.ensemble.sessions.projector.Projector.APPLICATION_ID, Topics.EVENTS.name()), Topics.EVENTS.name(),
                     lag(admin, dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID, Topics.SESSIONS_VIEW.name()), Topics.SESSIONS_VIEW.name());
         } catch (Exception e) {
-            return "how far the projector and the gateway are behind is unknown (" + e.getMessage() + ")";
+            return "how far the projector and the gateway are behind is unknown (" + firstLine(e) + ")";
         }
     }
 
