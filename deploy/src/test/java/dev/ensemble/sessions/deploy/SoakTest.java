@@ -2,6 +2,7 @@ package dev.ensemble.sessions.deploy;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
@@ -25,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SoakTest {
     @Test
     @Timeout(value = 20, unit = TimeUnit.MINUTES)
-    void everyAcceptedEventShowsNothingRefusedDoesTheViewsFlowAndTheLogHasNoDuplicateAcrossAKillMinus9(@TempDir Path dir) throws Exception {
+    void everyAcceptedEventShowsNothingRefusedDoesTheViewsFlowAndTheLogHasNoDuplicateAcrossAKillMinus9(
+            @TempDir(cleanup = CleanupMode.ON_SUCCESS) Path dir) throws Exception {
         ByteArrayOutputStream progress = new ByteArrayOutputStream();
         Soak.Result r;
         try {
@@ -59,7 +61,7 @@ class SoakTest {
         assertThat(r.passed()).as(context).isTrue();
     }
 
-    /** Copies each start's output of {@code up} to {@code target/soak-up-logs/} (the temporary folder goes with the test). */
+    /** Copies each start's output of {@code up} to {@code target/soak-up-logs/} (the temporary folder stays only when the test fails). */
     private static void keepUpLogs(Path dir) throws java.io.IOException {
         Path keep = Path.of("target", "soak-up-logs");
         Files.createDirectories(keep);
