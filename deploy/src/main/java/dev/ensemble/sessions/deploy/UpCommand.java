@@ -229,6 +229,10 @@ final class UpCommand implements Callable<Integer> {
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
                 security = kafka.clientProperties();
+                try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
+                    // before any service reads: what a crash of the last run left open would stop every reader
+                    HangingTransactions.abortAll(admin, Duration.ofSeconds(30));
+                }
                 securityFile = kafka.clientPropertiesFile();
                 System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + kafka.dataDir()
                         + "; its clients need " + securityFile);
