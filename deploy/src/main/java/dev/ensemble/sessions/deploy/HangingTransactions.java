@@ -36,9 +36,17 @@ import java.util.concurrent.TimeoutException;
  * cannot fetch its offsets and stays in {@code REBALANCING}; and the next transaction of the same producer commits the
  * open records with its own, so an event posted again after the crash is in the log twice. A transaction is hanging
  * when a partition holds an open transaction of a producer whose coordinator says it is over ({@code COMPLETE_*},
- * {@code EMPTY}) or does not list that partition. Each is aborted (an abort marker for that producer on that
- * partition), so readers go on; an event whose post was answered in the last milliseconds before such a crash, while
- * its commit's markers were being written, can be lost with it (docs/reliability.md "Gateway start").
+ * {@code EMPTY}) or does not list that partition. Each is ended as its coordinator decided ({@link #plan}):
+ * <ul>
+ *   <li>one the coordinator committed whose open partitions are all of {@code sessions.events} (the gateway's intake,
+ *       whose answers "accepted" may already be out: its commit returns before the markers are written) is committed:
+ *       a producer with its transactional id appends one system record ({@code "*"}, no value, header
+ *       {@value #RECOVERY_HEADER}, as the generations' handover markers) to each such partition and commits, and that
+ *       commit's marker ends the open records with it, so each event is in the log once;</li>
+ *   <li>every other (a Streams application's: its outputs, store changes and consumed offsets together) is aborted on
+ *       each of its open partitions, as if its commit had failed: the application processes those records again.</li>
+ * </ul>
+ * (docs/reliability.md "Gateway start").
  *
  * <p>Run on the embedded broker after it is ready and before any service starts, so that no producer of this system
  * runs meanwhile. A cluster of one's own is its operator's: there {@code kafka-transactions.sh find-hanging} does it.
@@ -51,7 +59,30 @@ final class HangingTransactions {
     private static final Set<TransactionState> ENDING = Set.of(TransactionState.PREPARE_COMMIT, TransactionState.PREPARE_ABORT,
             TransactionState.PREPARE_EPOCH_FENCE);
 
+    /** The header of the system record that commits an intake transaction left open by a crash. */
+    static final String RECOVERY_HEADER = "ensemble-recovery";
+
     private HangingTransactions() {
+    }
+
+    /** How a hanging transaction is ended. */
+    enum End { COMMIT, ABORT }
+
+    /**
+     * How each transactional id's hanging transaction is ended: {@link End#COMMIT} when its coordinator committed it
+     * ({@code COMPLETE_COMMIT}), it has a transactional id, and every partition it left open is one of
+     * {@code logTopic}; else {@link End#ABORT}. Ids in the order found; a hanging transaction with no transactional id
+     * known is keyed by {@code "producer <id>"}.
+     */
+    static Map<String, End> plan(List<Hanging> hanging, String logTopic) {
+        Map<String, End> out = new java.util.LinkedHashMap<>();
+        for (Hanging h : hanging) {
+            String id = h.transactionalId() == null ? "producer " + h.producerId() : h.transactionalId();
+            boolean commit = h.transactionalId() != null && h.coordinatorState() == TransactionState.COMPLETE_COMMIT
+                    && h.partition().topic().equals(logTopic);
+            out.merge(id, commit ? End.COMMIT : End.ABORT, (a, b) -> a == End.COMMIT && b == End.COMMIT ? End.COMMIT : End.ABORT);
+        }
+        return out;
     }
 
     /**
@@ -100,12 +131,13 @@ final class HangingTransactions {
 
     /**
      * Waits until the coordinator has ended what it was ending and every partition has a leader (both up to
-     * {@code settle}), then aborts each hanging transaction, logging each.
+     * {@code settle}), then ends each hanging transaction as {@link #plan} says, logging each.
      *
-     * @return what was aborted
+     * @param clientConfig the cluster's client settings (bootstrap servers, security), for a committing producer
+     * @return what was found hanging (and then ended)
      * @throws IllegalStateException when the broker does not answer
      */
-    static List<Hanging> abortAll(Admin admin, Duration settle) throws InterruptedException {
+    static List<Hanging> endAll(Admin admin, Map<String, Object> clientConfig, Duration settle) throws InterruptedException {
         try {
             awaitSettled(admin, settle);
             Map<Long, TransactionDescription> before = describe(admin);
@@ -126,16 +158,62 @@ final class HangingTransactions {
                 ids.put(l.producerId(), l.transactionalId());
             }
             List<Hanging> hanging = hanging(open, unchanged, ids);
-            for (Hanging h : hanging) {
-                LOG.warn("aborting a transaction the broker's crash recovery left open, so that readers of {} go on: {}",
-                        h.partition(), h);
-                admin.abortTransaction(new AbortTransactionSpec(h.partition(), h.producerId(), (short) h.producerEpoch(),
-                        h.coordinatorEpoch())).all().get(30, TimeUnit.SECONDS);
+            Map<String, End> plan = plan(hanging, dev.ensemble.sessions.schema.Topics.EVENTS.name());
+            for (Map.Entry<String, End> p : plan.entrySet()) {
+                List<Hanging> of = hanging.stream().filter(h -> p.getKey().equals(h.transactionalId() == null
+                        ? "producer " + h.producerId() : h.transactionalId())).toList();
+                if (p.getValue() == End.COMMIT && commit(clientConfig, p.getKey(), of) && stillOpen(admin, of).isEmpty()) {
+                    continue;
+                }
+                for (Hanging h : p.getValue() == End.COMMIT ? stillOpen(admin, of) : of) {
+                    LOG.warn("aborting a transaction the broker's crash recovery left open, so that readers of {} go on: {}",
+                            h.partition(), h);
+                    admin.abortTransaction(new AbortTransactionSpec(h.partition(), h.producerId(), (short) h.producerEpoch(),
+                            h.coordinatorEpoch())).all().get(30, TimeUnit.SECONDS);
+                }
             }
             return hanging;
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("could not look for transactions left open by a crash: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Commits a transaction its coordinator committed but whose markers were skipped: a producer with its transactional
+     * id appends one system record to each open partition and commits; the commit's marker on a partition ends every open
+     * record of that producer there. False (logged) when that fails.
+     */
+    private static boolean commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
+        Map<String, Object> config = new HashMap<>(clientConfig);
+        config.put(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
+        config.put(org.apache.kafka.clients.producer.ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
+        try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<String, byte[]>(config,
+                new org.apache.kafka.common.serialization.StringSerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            for (Hanging h : of) {
+                LOG.warn("committing a transaction its coordinator committed but the broker's crash recovery left open, so that"
+                        + " readers of {} go on and each of its events is in the log once: {}", h.partition(), h);
+                var record = new org.apache.kafka.clients.producer.ProducerRecord<String, byte[]>(h.partition().topic(),
+                        h.partition().partition(), "*", null);
+                record.headers().add(RECOVERY_HEADER, "commit of a transaction left open by a crash".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                producer.send(record);
+            }
+            producer.commitTransaction();
+            return true;
+        } catch (RuntimeException e) {
+            LOG.error("could not commit the transaction {} left open by a crash; aborting it instead", transactionalId, e);
+            return false;
+        }
+    }
+
+    /** Those of {@code of} whose producer still has an open transaction on their partition. */
+    private static List<Hanging> stillOpen(Admin admin, List<Hanging> of) throws InterruptedException, ExecutionException, TimeoutException {
+        var now = admin.describeProducers(of.stream().map(Hanging::partition).distinct().toList()).all().get(30, TimeUnit.SECONDS);
+        return of.stream().filter(h -> now.containsKey(h.partition()) && now.get(h.partition())
+                .activeProducers().stream().anyMatch(p -> p.producerId() == h.producerId()
+                        && p.currentTransactionStartOffset().isPresent() && p.currentTransactionStartOffset().getAsLong() == h.startOffset()))
+                .toList();
     }
 
     private static void awaitSettled(Admin admin, Duration settle) throws InterruptedException, ExecutionException, TimeoutException {

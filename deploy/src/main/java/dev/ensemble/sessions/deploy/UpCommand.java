@@ -231,7 +231,7 @@ final class UpCommand implements Callable<Integer> {
                 security = kafka.clientProperties();
                 try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
                     // before any service reads: what a crash of the last run left open would stop every reader
-                    HangingTransactions.abortAll(admin, Duration.ofSeconds(30));
+                    HangingTransactions.endAll(admin, KafkaClients.config(bootstrap, security), Duration.ofSeconds(30));
                 }
                 securityFile = kafka.clientPropertiesFile();
                 System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + kafka.dataDir()

@@ -71,6 +71,25 @@ class HangingTransactionsTest {
     }
 
     @Test
+    void theIntakesCommittedTransactionIsCommittedAndEveryOtherAborted() {
+        TopicPartition changelog = new TopicPartition("ensemble-projector-runs-changelog", 0);
+        TopicPartition offsets = new TopicPartition("__consumer_offsets", 2);
+        List<HangingTransactions.Hanging> hanging = List.of(
+                new HangingTransactions.Hanging(EVENTS_0, 7, 34, 3, 466, "ensemble-gateway-intake-0", TransactionState.COMPLETE_COMMIT),
+                new HangingTransactions.Hanging(EVENTS_1, 8, 2, 3, 90, "ensemble-gateway-intake-1", TransactionState.COMPLETE_ABORT),
+                // a Streams application's: its output to the log, a store change and its consumed offsets, all committed
+                new HangingTransactions.Hanging(EVENTS_0, 9, 5, 3, 470, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
+                new HangingTransactions.Hanging(changelog, 9, 5, 3, 12, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
+                new HangingTransactions.Hanging(offsets, 9, 5, 3, 40, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
+                new HangingTransactions.Hanging(EVENTS_1, 11, 0, 0, 95, null, TransactionState.COMPLETE_COMMIT));
+        assertThat(HangingTransactions.plan(hanging, "sessions.events")).containsExactly(
+                Map.entry("ensemble-gateway-intake-0", HangingTransactions.End.COMMIT),
+                Map.entry("ensemble-gateway-intake-1", HangingTransactions.End.ABORT),
+                Map.entry("ensemble-cleanup-a-1", HangingTransactions.End.ABORT),
+                Map.entry("producer 11", HangingTransactions.End.ABORT));
+    }
+
+    @Test
     void onARealBrokerALiveTransactionAndCommittedOnesAreNotTouched(@TempDir Path dir) throws Exception {
         try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
             kafka.waitUntilReady(Duration.ofSeconds(60));
@@ -87,7 +106,7 @@ class HangingTransactionsTest {
                     live.beginTransaction();
                     live.send(new ProducerRecord<>("events", 1, "k", "still open")).get(); // on the partition, not committed
 
-                    assertThat(HangingTransactions.abortAll(a, Duration.ofSeconds(30))).isEmpty();
+                    assertThat(HangingTransactions.endAll(a, admin, Duration.ofSeconds(30))).isEmpty();
 
                     live.commitTransaction(); // the repair did not abort it: its commit stands
                 }
