@@ -139,11 +139,29 @@ final class HangingTransactions {
      */
     static List<Hanging> endAll(Admin admin, Map<String, Object> clientConfig, Duration settle) throws InterruptedException {
         try {
+            long until = System.nanoTime() + settle.toNanos();
             awaitSettled(admin, settle);
-            Map<Long, TransactionDescription> before = describe(admin);
-            Map<TopicPartition, List<ProducerState>> open = openTransactions(admin);
-            if (open.isEmpty()) {
-                return List.of();
+            Map<Long, TransactionDescription> before;
+            Map<TopicPartition, List<ProducerState>> open;
+            while (true) {
+                // right after a start the coordinator may not have loaded its transactions yet: an open transaction whose
+                // producer it does not know is looked at again (after a crash every one has a transactional id it knows)
+                before = describe(admin);
+                open = openTransactions(admin);
+                if (open.isEmpty()) {
+                    return List.of();
+                }
+                Map<Long, TransactionDescription> known = before;
+                List<Long> unknown = open.values().stream().flatMap(List::stream).map(ProducerState::producerId)
+                        .filter(pid -> !known.containsKey(pid)).distinct().toList();
+                if (unknown.isEmpty()) {
+                    break;
+                }
+                if (System.nanoTime() > until) {
+                    LOG.warn("open transactions of producers {} have no transaction their coordinator knows; left as they are", unknown);
+                    break;
+                }
+                Thread.sleep(500);
             }
             Map<Long, TransactionDescription> after = describe(admin);
             Map<Long, TransactionDescription> unchanged = new HashMap<>();
