@@ -65,22 +65,23 @@ final class HangingTransactions {
     private HangingTransactions() {
     }
 
+    /** A transaction as its coordinator describes it, with its transactional id. */
+    record Described(String transactionalId, TransactionDescription description) {
+    }
+
     /** How a hanging transaction is ended. */
     enum End { COMMIT, ABORT }
 
     /**
      * How each transactional id's hanging transaction is ended: {@link End#COMMIT} when its coordinator committed it
      * ({@code COMPLETE_COMMIT}), it has a transactional id, and every partition it left open is one of
-     * {@code logTopic}; else {@link End#ABORT}. Ids in the order found; a hanging transaction with no transactional id
-     * known is keyed by {@code "producer <id>"}.
+     * {@code logTopic}; else {@link End#ABORT}. Ids in the order found.
      */
     static Map<String, End> plan(List<Hanging> hanging, String logTopic) {
         Map<String, End> out = new java.util.LinkedHashMap<>();
         for (Hanging h : hanging) {
-            String id = h.transactionalId() == null ? "producer " + h.producerId() : h.transactionalId();
-            boolean commit = h.transactionalId() != null && h.coordinatorState() == TransactionState.COMPLETE_COMMIT
-                    && h.partition().topic().equals(logTopic);
-            out.merge(id, commit ? End.COMMIT : End.ABORT, (a, b) -> a == End.COMMIT && b == End.COMMIT ? End.COMMIT : End.ABORT);
+            boolean commit = h.coordinatorState() == TransactionState.COMPLETE_COMMIT && h.partition().topic().equals(logTopic);
+            out.merge(h.transactionalId(), commit ? End.COMMIT : End.ABORT, (a, b) -> a == End.COMMIT && b == End.COMMIT ? End.COMMIT : End.ABORT);
         }
         return out;
     }
@@ -104,26 +105,24 @@ final class HangingTransactions {
      * transactional id expired, or not transactional) is left alone.
      *
      * @param open       per partition, its producers with an open transaction ({@link ProducerState#currentTransactionStartOffset()})
-     * @param byProducer the coordinator's description of each transactional id's transaction, by producer id
-     * @param idOf       the transactional id of each producer id
+     * @param byProducer the coordinator's transactions, by producer id
      */
-    static List<Hanging> hanging(Map<TopicPartition, List<ProducerState>> open, Map<Long, TransactionDescription> byProducer,
-                                 Map<Long, String> idOf) {
+    static List<Hanging> hanging(Map<TopicPartition, List<ProducerState>> open, Map<Long, Described> byProducer) {
         List<Hanging> out = new ArrayList<>();
         for (Map.Entry<TopicPartition, List<ProducerState>> e : open.entrySet()) {
             for (ProducerState p : e.getValue()) {
                 if (p.currentTransactionStartOffset().isEmpty()) {
                     continue;
                 }
-                TransactionDescription d = byProducer.get(p.producerId());
-                if (d == null) {
+                Described t = byProducer.get(p.producerId());
+                if (t == null) {
                     continue;
                 }
-                if (LIVE.contains(d.state()) && d.topicPartitions().contains(e.getKey())) {
+                if (LIVE.contains(t.description().state()) && t.description().topicPartitions().contains(e.getKey())) {
                     continue; // its coordinator ends it (or times it out) and writes the markers
                 }
                 out.add(new Hanging(e.getKey(), p.producerId(), p.producerEpoch(), p.coordinatorEpoch().orElse(0),
-                        p.currentTransactionStartOffset().getAsLong(), idOf.get(p.producerId()), d.state()));
+                        p.currentTransactionStartOffset().getAsLong(), t.transactionalId(), t.description().state()));
             }
         }
         return out;
@@ -141,7 +140,7 @@ final class HangingTransactions {
         try {
             long until = System.nanoTime() + settle.toNanos();
             awaitSettled(admin, settle);
-            Map<Long, TransactionDescription> before;
+            Map<Long, Described> before;
             Map<TopicPartition, List<ProducerState>> open;
             while (true) {
                 // right after a start the coordinator may not have loaded its transactions yet: an open transaction whose
@@ -151,7 +150,7 @@ final class HangingTransactions {
                 if (open.isEmpty()) {
                     return List.of();
                 }
-                Map<Long, TransactionDescription> known = before;
+                Map<Long, Described> known = before;
                 List<Long> unknown = open.values().stream().flatMap(List::stream).map(ProducerState::producerId)
                         .filter(pid -> !known.containsKey(pid)).distinct().toList();
                 if (unknown.isEmpty()) {
@@ -163,27 +162,20 @@ final class HangingTransactions {
                 }
                 Thread.sleep(500);
             }
-            Map<Long, TransactionDescription> after = describe(admin);
-            Map<Long, TransactionDescription> unchanged = new HashMap<>();
+            Map<Long, Described> after = describe(admin);
+            Map<Long, Described> unchanged = new HashMap<>();
             before.forEach((pid, d) -> {
-                TransactionDescription now = after.get(pid);
-                if (now != null && now.state() == d.state() && now.producerEpoch() == d.producerEpoch()) {
+                Described now = after.get(pid);
+                if (now != null && now.description().state() == d.description().state()
+                        && now.description().producerEpoch() == d.description().producerEpoch()) {
                     unchanged.put(pid, d); // a producer that moved on meanwhile is not judged on a stale description
                 }
             });
-            Map<Long, String> ids = new HashMap<>();
-            for (TransactionListing l : admin.listTransactions().all().get(30, TimeUnit.SECONDS)) {
-                ids.put(l.producerId(), l.transactionalId());
-            }
-            List<Hanging> hanging = hanging(open, unchanged, ids);
-            Map<String, End> plan = plan(hanging, dev.ensemble.sessions.schema.Topics.EVENTS.name());
-            for (Map.Entry<String, End> p : plan.entrySet()) {
-                List<Hanging> of = hanging.stream().filter(h -> p.getKey().equals(h.transactionalId() == null
-                        ? "producer " + h.producerId() : h.transactionalId())).toList();
-                if (p.getValue() == End.COMMIT && commit(clientConfig, p.getKey(), of) && stillOpen(admin, of).isEmpty()) {
-                    continue;
-                }
-                for (Hanging h : p.getValue() == End.COMMIT ? stillOpen(admin, of) : of) {
+            List<Hanging> hanging = hanging(open, unchanged);
+            for (Map.Entry<String, End> p : plan(hanging, dev.ensemble.sessions.schema.Topics.EVENTS.name()).entrySet()) {
+                List<Hanging> of = hanging.stream().filter(h -> h.transactionalId().equals(p.getKey())).toList();
+                List<Hanging> toAbort = p.getValue() == End.COMMIT && commit(clientConfig, p.getKey(), of) ? stillOpen(admin, of) : of;
+                for (Hanging h : toAbort) {
                     LOG.warn("aborting a transaction the broker's crash recovery left open, so that readers of {} go on: {}",
                             h.partition(), h);
                     admin.abortTransaction(new AbortTransactionSpec(h.partition(), h.producerId(), (short) h.producerEpoch(),
@@ -201,7 +193,7 @@ final class HangingTransactions {
      * id appends one system record to each open partition and commits; the commit's marker on a partition ends every open
      * record of that producer there. False (logged) when that fails.
      */
-    private static boolean commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
+    static boolean commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
         Map<String, Object> config = new HashMap<>(clientConfig);
         config.put(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         config.put(org.apache.kafka.clients.producer.ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
@@ -271,15 +263,15 @@ final class HangingTransactions {
     }
 
     /** The coordinator's description of every known transactional id's transaction, by producer id. */
-    private static Map<Long, TransactionDescription> describe(Admin admin) throws InterruptedException, ExecutionException, TimeoutException {
+    private static Map<Long, Described> describe(Admin admin) throws InterruptedException, ExecutionException, TimeoutException {
         Collection<TransactionListing> listings = admin.listTransactions().all().get(30, TimeUnit.SECONDS);
         if (listings.isEmpty()) {
             return Map.of();
         }
         Map<String, TransactionDescription> byId = admin.describeTransactions(listings.stream().map(TransactionListing::transactionalId).toList())
                 .all().get(30, TimeUnit.SECONDS);
-        Map<Long, TransactionDescription> byProducer = new HashMap<>();
-        byId.values().forEach(d -> byProducer.put(d.producerId(), d));
+        Map<Long, Described> byProducer = new HashMap<>();
+        byId.forEach((id, d) -> byProducer.put(d.producerId(), new Described(id, d)));
         return byProducer;
     }
 }

@@ -218,6 +218,7 @@ final class UpCommand implements Callable<Integer> {
             String bootstrap = cluster.bootstrapServers;
             Map<String, Object> security = given; // the cluster's client properties, given to every client
             Path securityFile = cluster.clientPropertiesFile == null ? null : cluster.clientPropertiesFile.toAbsolutePath();
+            boolean reusedStorage = false; // the embedded broker's, from an earlier start
             if (bootstrap == null) {
                 LocalKafka kafka;
                 try {
@@ -229,10 +230,7 @@ final class UpCommand implements Callable<Integer> {
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
                 security = kafka.clientProperties();
-                try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
-                    // before any service reads: what a crash of the last run left open would stop every reader
-                    HangingTransactions.endAll(admin, KafkaClients.config(bootstrap, security), Duration.ofSeconds(30));
-                }
+                reusedStorage = !kafka.freshlyFormatted();
                 securityFile = kafka.clientPropertiesFile();
                 System.out.println("Kafka broker (KRaft, single node) on " + bootstrap + ", data in " + kafka.dataDir()
                         + "; its clients need " + securityFile);
@@ -244,6 +242,9 @@ final class UpCommand implements Callable<Integer> {
             RetirementRules.Config rules = RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays));
             CleanupConfig cleanupConfig = CleanupConfig.defaults().withCleanSessions(!noCleanSessions);
             try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
+                if (reusedStorage) { // before any service reads: what a crash of the last run left open would stop every reader
+                    HangingTransactions.endAll(admin, KafkaClients.config(bootstrap, security), Duration.ofSeconds(30));
+                }
                 TopicAdmin.ensureTopics(admin, Topics.DEFAULT_PARTITIONS, replicationFactor);
                 createChangelogs(admin, rules, cleanupConfig, replicationFactor,
                         dev.ensemble.sessions.schema.Generations.serving(bootstrap, security));
@@ -361,8 +362,7 @@ final class UpCommand implements Callable<Integer> {
             if (waiting.isEmpty()) {
                 return;
             }
-            boolean choiceFailed = c == KafkaStreams.State.ERROR || c == KafkaStreams.State.PENDING_ERROR
-                    || c == KafkaStreams.State.NOT_RUNNING || c == KafkaStreams.State.PENDING_SHUTDOWN;
+            boolean choiceFailed = !c.isRunningOrRebalancing() && c != KafkaStreams.State.CREATED;
             if (g.status().equals("unavailable") || choiceFailed) {
                 throw new IllegalStateException("stopped while starting: " + String.join("; ", waiting));
             }

@@ -41,15 +41,16 @@ class HangingTransactionsTest {
         return new ProducerState(producerId, epoch, 1, 1_000L, OptionalInt.of(3), OptionalLong.of(startOffset));
     }
 
-    private static TransactionDescription coordinator(long producerId, int epoch, TransactionState state, Set<TopicPartition> partitions) {
-        return new TransactionDescription(1, state, producerId, epoch, 30_000, OptionalLong.of(1_000L), partitions);
+    private static HangingTransactions.Described coordinator(String id, long producerId, int epoch, TransactionState state,
+                                                             Set<TopicPartition> partitions) {
+        return new HangingTransactions.Described(id, new TransactionDescription(1, state, producerId, epoch, 30_000, OptionalLong.of(1_000L), partitions));
     }
 
     @Test
     void anOpenTransactionWhoseCoordinatorCommittedItWithoutItsMarkersIsHanging() {
         // as found after a kill -9: records of epoch 34 open from offset 466, the coordinator at COMPLETE_COMMIT (epoch 35)
         List<HangingTransactions.Hanging> found = HangingTransactions.hanging(Map.of(EVENTS_0, List.of(open(7, 34, 466))),
-                Map.of(7L, coordinator(7, 35, TransactionState.COMPLETE_COMMIT, Set.of())), Map.of(7L, "ensemble-gateway-intake-0"));
+                Map.of(7L, coordinator("ensemble-gateway-intake-0", 7, 35, TransactionState.COMPLETE_COMMIT, Set.of())));
         assertThat(found).containsExactly(new HangingTransactions.Hanging(EVENTS_0, 7, 34, 3, 466, "ensemble-gateway-intake-0",
                 TransactionState.COMPLETE_COMMIT));
         assertThat(found.get(0).toString()).isEqualTo("sessions.events-0 from offset 466 (producer 7, epoch 34,"
@@ -60,11 +61,11 @@ class HangingTransactionsTest {
     void aTransactionItsCoordinatorStillEndsIsLeftAloneAndOneThatDoesNotHoldThePartitionIsNot() {
         Map<TopicPartition, List<ProducerState>> open = Map.of(EVENTS_0, List.of(open(7, 4, 10), open(8, 2, 12), open(9, 1, 13)),
                 EVENTS_1, List.of(open(7, 4, 20), open(10, 0, 5)));
-        Map<Long, TransactionDescription> coordinators = Map.of(
-                7L, coordinator(7, 4, TransactionState.ONGOING, Set.of(EVENTS_0)), // holds partition 0, not partition 1
-                8L, coordinator(8, 3, TransactionState.PREPARE_COMMIT, Set.of(EVENTS_0)), // its markers are on their way
-                9L, coordinator(9, 2, TransactionState.EMPTY, Set.of())); // over: nothing of it may stay open
-        List<HangingTransactions.Hanging> found = HangingTransactions.hanging(open, coordinators, Map.of(7L, "a", 8L, "b", 9L, "c"));
+        Map<Long, HangingTransactions.Described> coordinators = Map.of(
+                7L, coordinator("a", 7, 4, TransactionState.ONGOING, Set.of(EVENTS_0)), // holds partition 0, not partition 1
+                8L, coordinator("b", 8, 3, TransactionState.PREPARE_COMMIT, Set.of(EVENTS_0)), // its markers are on their way
+                9L, coordinator("c", 9, 2, TransactionState.EMPTY, Set.of())); // over: nothing of it may stay open
+        List<HangingTransactions.Hanging> found = HangingTransactions.hanging(open, coordinators);
         assertThat(found).extracting(h -> h.partition() + "/" + h.producerId()).containsExactlyInAnyOrder("sessions.events-1/7",
                 "sessions.events-0/9");
         // producer 10 is not known to any coordinator (not transactional, or its id expired): not this repair's to judge
@@ -80,13 +81,11 @@ class HangingTransactionsTest {
                 // a Streams application's: its output to the log, a store change and its consumed offsets, all committed
                 new HangingTransactions.Hanging(EVENTS_0, 9, 5, 3, 470, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
                 new HangingTransactions.Hanging(changelog, 9, 5, 3, 12, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
-                new HangingTransactions.Hanging(offsets, 9, 5, 3, 40, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
-                new HangingTransactions.Hanging(EVENTS_1, 11, 0, 0, 95, null, TransactionState.COMPLETE_COMMIT));
+                new HangingTransactions.Hanging(offsets, 9, 5, 3, 40, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT));
         assertThat(HangingTransactions.plan(hanging, "sessions.events")).containsExactly(
                 Map.entry("ensemble-gateway-intake-0", HangingTransactions.End.COMMIT),
                 Map.entry("ensemble-gateway-intake-1", HangingTransactions.End.ABORT),
-                Map.entry("ensemble-cleanup-a-1", HangingTransactions.End.ABORT),
-                Map.entry("producer 11", HangingTransactions.End.ABORT));
+                Map.entry("ensemble-cleanup-a-1", HangingTransactions.End.ABORT));
     }
 
     @Test
@@ -112,6 +111,47 @@ class HangingTransactionsTest {
                 }
             }
             assertThat(readCommitted(kafka)).containsExactlyInAnyOrder("committed", "still open");
+        }
+    }
+
+    @Test
+    void aCommitOfAnOpenTransactionAppendsOneSystemRecordUnderItsTransactionalIdAndFencesItsOldProducer(@TempDir Path dir) throws Exception {
+        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
+            kafka.waitUntilReady(Duration.ofSeconds(60));
+            Map<String, Object> client = kafka.clientProperties();
+            client.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+            try (Admin a = Admin.create(client)) {
+                a.createTopics(List.of(new NewTopic("events", 2, (short) 1))).all().get();
+            }
+            try (KafkaProducer<String, String> old = producer(kafka, "intake-1")) {
+                old.initTransactions();
+                old.beginTransaction();
+                old.send(new ProducerRecord<>("events", 1, "acct", "posted")).get();
+                TopicPartition events1 = new TopicPartition("events", 1);
+                assertThat(HangingTransactions.commit(client, "intake-1", List.of(new HangingTransactions.Hanging(events1, 0, 0, 0, 0,
+                        "intake-1", TransactionState.COMPLETE_COMMIT)))).isTrue();
+                // the commit took the transactional id over: the old producer's transaction cannot commit any more
+                org.assertj.core.api.Assertions.assertThatThrownBy(old::commitTransaction)
+                        .isInstanceOf(org.apache.kafka.common.KafkaException.class);
+            }
+            Map<String, Object> config = kafka.clientProperties();
+            config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+            config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            List<org.apache.kafka.clients.consumer.ConsumerRecord<String, String>> read = new ArrayList<>();
+            try (KafkaConsumer<String, String> c = new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
+                TopicPartition p = new TopicPartition("events", 1);
+                c.assign(List.of(p));
+                c.seekToBeginning(List.of(p));
+                long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (read.isEmpty() && System.nanoTime() < until) {
+                    c.poll(Duration.ofMillis(200)).forEach(read::add);
+                }
+            }
+            // the system record, as the generations' handover markers: key "*", no value, the recovery header
+            assertThat(read).hasSize(1);
+            assertThat(read.get(0).key()).isEqualTo("*");
+            assertThat(read.get(0).value()).isNull();
+            assertThat(read.get(0).headers().lastHeader(HangingTransactions.RECOVERY_HEADER)).isNotNull();
         }
     }
 
