@@ -739,7 +739,8 @@ public final class Gateway implements AutoCloseable {
                 return true;
             }
         } catch (IOException e) {
-            throw new ApiError(503, "unavailable", "the gateway instance holding your sessions (" + owner.get() + ") did not answer; try again");
+            // reset or cut mid-answer: the holder was killed while answering, its partitions have not moved yet
+            throw ApiError.moving("the gateway instance holding your sessions (" + owner.get() + ") did not answer; try again");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ApiError(503, "unavailable", "interrupted");
