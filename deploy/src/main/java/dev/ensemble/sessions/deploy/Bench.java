@@ -114,6 +114,7 @@ public final class Bench {
                 Thread.sleep(50);
             }
             long start;
+            long compilingBefore;
             try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers, s)) {
                 if (!warmup.isEmpty()) {
                     long w = System.nanoTime();
@@ -122,6 +123,7 @@ public final class Bench {
                     out.printf("warmed up on %,d events in %.1f s%n", warmup.size(), (System.nanoTime() - w) / 1e9);
                 }
                 measureFrom.set(System.currentTimeMillis());
+                compilingBefore = compilingMs();
                 start = System.nanoTime();
                 append(producer, payload);
             }
@@ -129,6 +131,7 @@ public final class Bench {
             out.printf("produced in %.1f s (%,.0f events/s)%n", produced, s.events() / produced);
             awaitCommitted(bootstrapServers, KafkaClients.connection(s.streamsOverrides()), Duration.ofMinutes(10));
             double seconds = (System.nanoTime() - start) / 1e9;
+            printCompiling(compilingMs() - compilingBefore, seconds, out);
             printThreadMetrics(projector.streams(), out);
             Thread.sleep(1000);
             done.set(true);
@@ -138,6 +141,25 @@ public final class Bench {
             Arrays.sort(sorted);
             return new Result(s.events(), seconds, s.events() / seconds, produced,
                     pct(sorted, 0.50), pct(sorted, 0.99), n == 0 ? 0 : sorted[n - 1], n);
+        }
+    }
+
+    /** The JIT compilers' time so far (ms, all compiler threads together), or -1 where the JVM does not tell it. */
+    static long compilingMs() {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+    }
+
+    /**
+     * Prints how long the JIT compilers worked during the measurement (all compiler threads, the embedded broker's code
+     * included: it runs in this JVM). On 2 cores the compiler threads take CPU from the stream thread, and after a short
+     * warm-up the projector's own methods are still among those compiled, so its figure is not yet of compiled code;
+     * compare runs by their warm-up (docs/benchmarks.md, "Warm-up and the JIT").
+     */
+    static void printCompiling(long compilingMs, double seconds, PrintStream out) {
+        if (compilingMs >= 0) {
+            out.printf("JIT compilers during the measurement: %.1f s of compiling in %.1f s (all compiler threads, the broker's code included)%n",
+                    compilingMs / 1e3, seconds);
         }
     }
 

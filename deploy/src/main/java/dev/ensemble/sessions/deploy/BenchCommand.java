@@ -20,7 +20,7 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--accounts", defaultValue = "2000", description = "accounts they spread over (default ${DEFAULT-VALUE})")
     int accounts;
 
-    @Option(names = "--warmup-events", defaultValue = "100000", description = "events processed before the measurement starts, so the figures are of compiled code (default ${DEFAULT-VALUE}; 0 measures a cold start)")
+    @Option(names = "--warmup-events", defaultValue = "100000", description = "events processed before the measurement starts, so the figures are of compiled code; the JIT compilers' time during the measurement is printed (default ${DEFAULT-VALUE}; 0 measures a cold start)")
     int warmupEvents;
 
     @Option(names = "--partitions", defaultValue = "2", description = "partitions of the event log (default ${DEFAULT-VALUE})")

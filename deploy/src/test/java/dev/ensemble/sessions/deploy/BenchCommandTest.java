@@ -11,6 +11,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code bench} refuses settings it cannot run, with a message naming the option, before it starts a broker. */
 class BenchCommandTest {
+    /**
+     * Logging set up before a test swaps System.out: its console appender then keeps the real one, so the services' log
+     * lines stay out of the output a test reads (when this class ran first in its JVM they went between the lines).
+     */
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BenchCommandTest.class);
     @ParameterizedTest
     @CsvSource({
             "--events, 0, --events must be 1 or more",
