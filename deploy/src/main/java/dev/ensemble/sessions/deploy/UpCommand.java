@@ -249,12 +249,15 @@ final class UpCommand implements Callable<Integer> {
                 createChangelogs(admin, rules, cleanupConfig, replicationFactor,
                         dev.ensemble.sessions.schema.Generations.serving(bootstrap, security));
             }
+            // this computer's id, also with --no-import: `choose` asks in its space (local:<computer-id>)
+            String computerId = ComputerId.readOrCreate(data.computerId());
+            Map<String, Object> streamsSettings = staticMembership(security, computerId);
             // the serving generation's projector; a rebuild asked for by `rebuild` builds the next one beside it
-            ProjectorGenerations projector = new ProjectorGenerations(bootstrap, data.state("projector"), replicationFactor, security,
+            ProjectorGenerations projector = new ProjectorGenerations(bootstrap, data.state("projector"), replicationFactor, streamsSettings,
                     rules, GENERATION_READERS, line -> System.out.println("rebuild: " + line)).withMeters(meters);
             running.add(projector);
             projector.start();
-            CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, security)
+            CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, streamsSettings)
                     .withMeters(meters);
             running.add(cleanup);
             cleanup.start();
@@ -267,12 +270,12 @@ final class UpCommand implements Callable<Integer> {
             }
             ChoiceService choice = new ChoiceService(new ChoiceService.Settings(bootstrap, data.state("choice"),
                     replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::info, LOG::warn),
-                    Clock.systemUTC())).withClientProperties(security).withMeters(meters).start();
+                    Clock.systemUTC())).withClientProperties(streamsSettings).withMeters(meters).start();
             running.add(choice);
             Gateway gateway;
             try {
                 gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
-                        replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).withClientProperties(security)
+                        replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).withClientProperties(streamsSettings)
                         .withMetrics(meters, metricsToken).start();
             } catch (RuntimeException e) {
                 throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
@@ -281,8 +284,6 @@ final class UpCommand implements Callable<Integer> {
             awaitServices(gateway::startState, choice::state, START_TIMEOUT, START_NOTE_EVERY, System.out);
             String url = "http://localhost:" + gateway.port();
             data.writeEndpoints(url, bootstrap, securityFile);
-            // this computer's id, also with --no-import: `choose` asks in its space (local:<computer-id>)
-            String computerId = ComputerId.readOrCreate(data.computerId());
             // this computer's own token (role computer), which the assistant-turn command sends to POST /api/assistant/turns
             String computerToken = Files.exists(data.computerToken()) ? Files.readString(data.computerToken()).strip() : null;
             if (computerToken == null || tokens.authenticate(computerToken)
@@ -329,6 +330,22 @@ final class UpCommand implements Callable<Integer> {
         System.out.println("\nstopping…");
         closeAll(running);
         return 0;
+    }
+
+    /**
+     * The services' settings: the cluster's client properties and, for the consumers of their Kafka Streams applications
+     * alone, static membership ({@code main.consumer.group.instance.id} {@code up-<computerId>}; Streams adds each
+     * thread's index). A start after a crash ({@code kill -9}, a power cut) then takes back its partitions at once
+     * instead of waiting the broker's session timeout (45 s) for the dead members to expire: the coordinator knows the
+     * instance id and hands the new member the dead one's assignment. One {@code up} per data folder (its lock) and
+     * one computer id per data folder keep the id unique in each group, also on a cluster that several computers share.
+     * Plain clients take only the connection settings from it ({@link KafkaClients#connection}) or ignore the prefixed
+     * key.
+     */
+    static Map<String, Object> staticMembership(Map<String, ?> clientProperties, String computerId) {
+        return KafkaClients.merge(clientProperties, Map.of(
+                org.apache.kafka.streams.StreamsConfig.mainConsumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG),
+                "up-" + computerId.replaceAll("[^A-Za-z0-9._-]", "-"))); // the characters Kafka takes in an instance id
     }
 
     /** How long {@code up} waits for its services while they are starting, as {@code run} does. */

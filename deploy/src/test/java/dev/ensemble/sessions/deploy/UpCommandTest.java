@@ -232,6 +232,25 @@ class UpCommandTest {
             long read = dev.ensemble.sessions.deploy.examples.SessionEventsConsumer.consume(bootstrap, KafkaClientProperties.load(credentials),
                     "up-command-test", 1, java.time.Duration.ofSeconds(60), e -> { });
             assertThat(read).as("events the example consumer read with the credentials").isPositive();
+
+            // every Kafka Streams application's consumer is a static member named for this computer, so a start after a
+            // crash takes its partitions back at once (UpCommand#staticMembership)
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                    dev.ensemble.sessions.schema.KafkaClients.config(bootstrap, KafkaClientProperties.load(credentials)))) {
+                java.util.List<String> groups = admin.listConsumerGroups().all().get().stream()
+                        .map(org.apache.kafka.clients.admin.ConsumerGroupListing::groupId).toList();
+                java.util.Map<String, String> instanceOfStreamsMember = new java.util.TreeMap<>();
+                admin.describeConsumerGroups(groups).all().get().forEach((group, d) -> d.members().forEach(m -> {
+                    if (m.clientId().contains("StreamThread")) {
+                        instanceOfStreamsMember.put(group + " " + m.clientId(), m.groupInstanceId().orElse("(none)"));
+                    }
+                }));
+                assertThat(instanceOfStreamsMember.keySet()).as("the Streams applications' members")
+                        .anyMatch(k -> k.startsWith("ensemble-projector")).anyMatch(k -> k.startsWith("ensemble-cleanup"))
+                        .anyMatch(k -> k.startsWith("ensemble-choice")).anyMatch(k -> k.startsWith("ensemble-gateway"));
+                assertThat(instanceOfStreamsMember.values()).as(instanceOfStreamsMember.toString())
+                        .allMatch(id -> id.equals("up-" + computerId + "-1"));
+            }
         });
         assertThat(errorLines(first)).as("ERROR lines of the first start").isEmpty();
         String computerToken = Files.readString(data.resolve("computer-token"));
