@@ -338,14 +338,39 @@ final class UpCommand implements Callable<Integer> {
      * thread's index). A start after a crash ({@code kill -9}, a power cut) then takes back its partitions at once
      * instead of waiting the broker's session timeout (45 s) for the dead members to expire: the coordinator knows the
      * instance id and hands the new member the dead one's assignment. One {@code up} per data folder (its lock) and
-     * one computer id per data folder keep the id unique in each group, also on a cluster that several computers share.
+     * one computer id per data folder keep the id unique in each group, also on a cluster that several computers share;
+     * a copy of a data folder shares its computer id, so two {@code up}s of copies on one cluster fence each other's
+     * Streams consumer once (Kafka's {@code FencedInstanceIdException}, logged), after which Streams replaces that
+     * thread and it joins with the next thread index: both serve, with an ERROR line each.
      * Plain clients take only the connection settings from it ({@link KafkaClients#connection}) or ignore the prefixed
      * key.
      */
     static Map<String, Object> staticMembership(Map<String, ?> clientProperties, String computerId) {
         return KafkaClients.merge(clientProperties, Map.of(
                 org.apache.kafka.streams.StreamsConfig.mainConsumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_INSTANCE_ID_CONFIG),
-                "up-" + computerId.replaceAll("[^A-Za-z0-9._-]", "-"))); // the characters Kafka takes in an instance id
+                instanceId(computerId)));
+    }
+
+    /** The longest instance id {@link #instanceId} makes: Kafka takes 249 characters, and Streams adds {@code -<thread>}. */
+    static final int INSTANCE_ID_CHARS = 200;
+
+    /**
+     * {@code up-<computerId>} with every character Kafka does not take in an instance id (other than letters, digits,
+     * {@code .}, {@code _}, {@code -}) as {@code -}; one longer than {@link #INSTANCE_ID_CHARS} (a computer id edited by
+     * hand) is cut, with 16 hex digits of the whole id's SHA-256 at its end so that two long ids stay apart.
+     */
+    static String instanceId(String computerId) {
+        String id = "up-" + computerId.replaceAll("[^A-Za-z0-9._-]", "-");
+        if (id.length() <= INSTANCE_ID_CHARS) {
+            return id;
+        }
+        try {
+            byte[] sha = java.security.MessageDigest.getInstance("SHA-256").digest(computerId.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            String hex = java.util.HexFormat.of().formatHex(sha, 0, 8);
+            return id.substring(0, INSTANCE_ID_CHARS - hex.length() - 1) + "-" + hex;
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+        }
     }
 
     /** How long {@code up} waits for its services while they are starting, as {@code run} does. */

@@ -118,6 +118,20 @@ class UpCommandTest {
         assertThat(dir.resolve("data")).as("nothing was created").doesNotExist();
     }
 
+    /** The static members' instance id: Kafka's characters only, and short enough for Kafka's 249 with Streams' thread suffix. */
+    @Test
+    void theInstanceIdTakesOnlyKafkasCharactersAndStaysUnderItsLengthLimit() {
+        assertThat(UpCommand.instanceId("vm-4b200a05")).isEqualTo("up-vm-4b200a05");
+        assertThat(UpCommand.instanceId("my pc/\u00fc")).isEqualTo("up-my-pc--");
+        String longId = "pc-" + "x".repeat(297);
+        String cut = UpCommand.instanceId(longId);
+        assertThat(cut).hasSize(UpCommand.INSTANCE_ID_CHARS).startsWith("up-pc-xxx").matches("[A-Za-z0-9._-]+");
+        assertThat((cut + "-1").length()).isLessThanOrEqualTo(249);
+        assertThat(UpCommand.instanceId(longId + "y")).as("two long ids apart").isNotEqualTo(cut).hasSize(UpCommand.INSTANCE_ID_CHARS);
+        assertThat(UpCommand.staticMembership(java.util.Map.of("security.protocol", "SASL_PLAINTEXT"), "vm-1"))
+                .containsEntry("main.consumer.group.instance.id", "up-vm-1").containsEntry("security.protocol", "SASL_PLAINTEXT");
+    }
+
     @Test
     void theHolderOfADataFolderIsNamedByItsCommand() {
         assertThat(UpCommand.holder(4242, java.util.List.of("-Xmx2g", "-jar", "/x/ensemble-sessions.jar", "up", "--port", "8081")))
