@@ -11,11 +11,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code bench} refuses settings it cannot run, with a message naming the option, before it starts a broker. */
 class BenchCommandTest {
-    /**
-     * Logging set up before a test swaps System.out: its console appender then keeps the real one, so the services' log
-     * lines stay out of the output a test reads (when this class ran first in its JVM they went between the lines).
-     */
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(BenchCommandTest.class);
     @ParameterizedTest
     @CsvSource({
             "--events, 0, --events must be 1 or more",
@@ -54,17 +49,10 @@ class BenchCommandTest {
      */
     @org.junit.jupiter.api.Test
     void aSmallRunPrintsTheProjectorRowTheReplayTableAndTheReferenceTopologies() {
-        java.io.ByteArrayOutputStream buf = new java.io.ByteArrayOutputStream();
-        java.io.PrintStream old = System.out;
-        int code;
-        System.setOut(new java.io.PrintStream(buf, true, java.nio.charset.StandardCharsets.UTF_8));
-        try {
-            code = new CommandLine(new BenchCommand()).execute("--events", "4000", "--warmup-events", "0", "--accounts", "50",
-                    "--recalibrate-decisions", "1000", "--ceiling", "--restore");
-        } finally {
-            System.setOut(old);
-        }
-        String out = buf.toString(java.nio.charset.StandardCharsets.UTF_8);
+        CapturedStdout.Printed printed = CapturedStdout.run(() -> new CommandLine(new BenchCommand()).execute("--events", "4000",
+                "--warmup-events", "0", "--accounts", "50", "--recalibrate-decisions", "1000", "--ceiling", "--restore"));
+        int code = printed.code();
+        String out = printed.out();
         assertThat(code).as(out).isZero();
         assertThat(out).containsPattern("\\| 4,000 \\| 2 \\| [0-9.]+ \\| [1-9][0-9,]* \\|");
         assertThat(out).containsPattern("\\| rebuild: replayed by the projector \\(reset excluded; to the last view visible\\) \\| 4,000 events \\| [0-9.]+ \\| [1-9][0-9,]* \\|");

@@ -88,14 +88,31 @@ class HangingTransactionsTest {
                 Map.entry("ensemble-cleanup-a-1", HangingTransactions.End.ABORT));
     }
 
+    /** A started embedded broker with a topic {@code events} of two partitions. */
+    private static LocalKafka brokerWithEvents(Path dir) throws Exception {
+        LocalKafka kafka = LocalKafka.start(dir, 0);
+        try (Admin a = Admin.create(client(kafka))) {
+            kafka.waitUntilReady(Duration.ofSeconds(60));
+            a.createTopics(List.of(new NewTopic("events", 2, (short) 1))).all().get();
+        } catch (Exception | AssertionError e) {
+            kafka.close();
+            throw e;
+        }
+        return kafka;
+    }
+
+    /** The broker's client settings with its address. */
+    private static Map<String, Object> client(LocalKafka kafka) {
+        Map<String, Object> c = kafka.clientProperties();
+        c.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        return c;
+    }
+
     @Test
     void onARealBrokerALiveTransactionAndCommittedOnesAreNotTouched(@TempDir Path dir) throws Exception {
-        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
-            kafka.waitUntilReady(Duration.ofSeconds(60));
-            Map<String, Object> admin = kafka.clientProperties();
-            admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        try (LocalKafka kafka = brokerWithEvents(dir)) {
+            Map<String, Object> admin = client(kafka);
             try (Admin a = Admin.create(admin)) {
-                a.createTopics(List.of(new NewTopic("events", 2, (short) 1))).all().get();
                 try (KafkaProducer<String, String> done = producer(kafka, "done"); KafkaProducer<String, String> live = producer(kafka, "live")) {
                     done.initTransactions();
                     done.beginTransaction();
@@ -116,13 +133,8 @@ class HangingTransactionsTest {
 
     @Test
     void aCommitOfAnOpenTransactionAppendsOneSystemRecordUnderItsTransactionalIdAndFencesItsOldProducer(@TempDir Path dir) throws Exception {
-        try (LocalKafka kafka = LocalKafka.start(dir, 0)) {
-            kafka.waitUntilReady(Duration.ofSeconds(60));
-            Map<String, Object> client = kafka.clientProperties();
-            client.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-            try (Admin a = Admin.create(client)) {
-                a.createTopics(List.of(new NewTopic("events", 2, (short) 1))).all().get();
-            }
+        try (LocalKafka kafka = brokerWithEvents(dir)) {
+            Map<String, Object> client = client(kafka);
             try (KafkaProducer<String, String> old = producer(kafka, "intake-1")) {
                 old.initTransactions();
                 old.beginTransaction();

@@ -97,18 +97,10 @@ class ImportBenchTest {
 
     /** Runs the bench and returns what it printed, with the error's message when it failed. */
     private static String bench(String... args) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        PrintStream before = System.out;
-        try {
-            System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-            new CommandLine(new ImportBench()).setExecutionExceptionHandler((ex, cmd, parsed) -> {
-                System.out.println("failed: " + ex.getMessage());
-                return 1;
-            }).execute(args);
-        } finally {
-            System.setOut(before);
-        }
-        return bytes.toString(StandardCharsets.UTF_8);
+        return CapturedStdout.run(() -> new CommandLine(new ImportBench()).setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            System.out.println("failed: " + ex.getMessage());
+            return 1;
+        }).execute(args)).out();
     }
 
     private static void writeTranscript(Path source) throws java.io.IOException {
