@@ -61,7 +61,7 @@ public final class Bench {
 
     /** What one run measured. */
     public record Result(int events, double seconds, double eventsPerSecond, double produceSeconds,
-                         long lagP50Ms, long lagP99Ms, long lagMaxMs, int viewUpdates) {
+                         long lagP50Ms, long lagP99Ms, long lagMaxMs, int viewUpdates, double streamThreadMicrosPerEvent) {
     }
 
     private Bench() {
@@ -115,6 +115,8 @@ public final class Bench {
             }
             long start;
             long compilingBefore;
+            long cpuBefore;
+            String app = dev.ensemble.sessions.schema.Generation.FIRST.applicationId(Projector.APPLICATION_ID);
             try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers, s)) {
                 if (!warmup.isEmpty()) {
                     long w = System.nanoTime();
@@ -124,6 +126,7 @@ public final class Bench {
                 }
                 measureFrom.set(System.currentTimeMillis());
                 compilingBefore = compilingMs();
+                cpuBefore = StreamThreadCpu.nanos(app);
                 start = System.nanoTime();
                 append(producer, payload);
             }
@@ -131,8 +134,12 @@ public final class Bench {
             out.printf("produced in %.1f s (%,.0f events/s)%n", produced, s.events() / produced);
             awaitCommitted(bootstrapServers, KafkaClients.connection(s.streamsOverrides()), Duration.ofMinutes(10));
             double seconds = (System.nanoTime() - start) / 1e9;
+            double cpuPerEvent = StreamThreadCpu.microsPerEvent(cpuBefore, StreamThreadCpu.nanos(app), s.events());
             printCompiling(compilingMs() - compilingBefore, seconds, out);
             printThreadMetrics(projector.streams(), out);
+            if (!Double.isNaN(cpuPerEvent)) {
+                out.printf(java.util.Locale.ROOT, "stream thread CPU during the measurement: %.1f µs per event%n", cpuPerEvent);
+            }
             Thread.sleep(1000);
             done.set(true);
             lagReader.join(10_000);
@@ -140,7 +147,7 @@ public final class Bench {
             long[] sorted = Arrays.copyOf(lags, n);
             Arrays.sort(sorted);
             return new Result(s.events(), seconds, s.events() / seconds, produced,
-                    pct(sorted, 0.50), pct(sorted, 0.99), n == 0 ? 0 : sorted[n - 1], n);
+                    pct(sorted, 0.50), pct(sorted, 0.99), n == 0 ? 0 : sorted[n - 1], n, cpuPerEvent);
         }
     }
 

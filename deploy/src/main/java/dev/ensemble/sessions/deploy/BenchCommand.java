@@ -100,7 +100,11 @@ final class BenchCommand implements Callable<Integer> {
                         streamsSettings, System.out);
                 if (live != null) {
                     System.out.println();
-                    System.out.println(ratioLine(live.eventsPerSecond(), rows.get(rows.size() - 1).eventsPerSecond()));
+                    CeilingBench.Result store = rows.get(rows.size() - 1);
+                    System.out.println(ratioLine(live.eventsPerSecond(), store.eventsPerSecond()));
+                    if (!Double.isNaN(live.streamThreadMicrosPerEvent()) && !Double.isNaN(store.streamThreadMicrosPerEvent())) {
+                        System.out.println(cpuRatioLine(live.streamThreadMicrosPerEvent(), store.streamThreadMicrosPerEvent()));
+                    }
                 }
             }
             if (live != null && rebuilt != null) {
@@ -116,6 +120,16 @@ final class BenchCommand implements Callable<Integer> {
     static String ratioLine(double projector, double store) {
         return String.format(java.util.Locale.ROOT, "ratio: projector %,.0f events/s ÷ store reference %,.0f events/s = %.2f",
                 projector, store, projector / store);
+    }
+
+    /**
+     * The same comparison by the stream thread's CPU per event (the store reference's over the projector's): the work
+     * each does per event, which the machine's other load moves far less than the events/s.
+     */
+    static String cpuRatioLine(double projectorMicros, double storeMicros) {
+        return String.format(java.util.Locale.ROOT,
+                "CPU ratio: store reference %.1f µs ÷ projector %.1f µs of stream thread CPU per event = %.2f",
+                storeMicros, projectorMicros, storeMicros / projectorMicros);
     }
 
     /** The line that compares the rebuild by Kafka Streams with the live projector of the same run, per event. */

@@ -39,7 +39,7 @@ import java.util.Map;
  */
 final class CeilingBench {
     /** One reference topology's result. */
-    record Result(String topology, long events, double seconds, double eventsPerSecond) {
+    record Result(String topology, long events, double seconds, double eventsPerSecond, double streamThreadMicrosPerEvent) {
     }
 
     private CeilingBench() {
@@ -60,10 +60,11 @@ final class CeilingBench {
                 measure("store: decode, one store entry per event (RocksDB, changelog, record cache)", store(), "store", bootstrap,
                         stateDir, overrides, events));
         out.println();
-        out.println("| reference topology (exactly-once v2, same broker, log and settings) | events | seconds | events/s |");
-        out.println("|---|---:|---:|---:|");
+        out.println("| reference topology (exactly-once v2, same broker, log and settings) | events | seconds | events/s | stream thread CPU µs per event |");
+        out.println("|---|---:|---:|---:|---:|");
         for (Result r : rows) {
-            out.printf(Locale.ROOT, "| %s | %,d | %.1f | %,.0f |%n", r.topology(), r.events(), r.seconds(), r.eventsPerSecond());
+            out.printf(Locale.ROOT, "| %s | %,d | %.1f | %,.0f | %.1f |%n", r.topology(), r.events(), r.seconds(), r.eventsPerSecond(),
+                    r.streamThreadMicrosPerEvent());
         }
         return rows;
     }
@@ -136,23 +137,27 @@ final class CeilingBench {
         StreamsDefaults.start(streams, app);
         long tenth = events / 10;
         long[] tenthAt = {0};
+        long[] cpuAt = {StreamThreadCpu.nanos(app), -1}; // from the start, and from the first tenth
         try (Admin admin = Admin.create(KafkaClients.config(bootstrap, KafkaClients.connection(overrides)))) {
             boolean done = ProjectorRebuild.awaitCaughtUp(admin, app, Duration.ofMillis(20), Duration.ofMinutes(30), processed -> {
                 if (tenthAt[0] == 0 && processed >= tenth) {
                     tenthAt[0] = System.nanoTime();
+                    cpuAt[1] = StreamThreadCpu.nanos(app);
                 }
             });
             long now = System.nanoTime();
+            long cpuNow = StreamThreadCpu.nanos(app);
             if (!done || streams.state() == KafkaStreams.State.ERROR) {
                 throw new IllegalStateException(name + ": did not read the " + events + " events of the log, state " + streams.state());
             }
             if (now - tenthAt[0] < Duration.ofMillis(100).toNanos()) {
                 // a log so short that its first tenth and its end were seen (nearly) at once: the whole time from the start
                 double seconds = (now - started) / 1e9;
-                return new Result(name, events, seconds, events / seconds);
+                return new Result(name, events, seconds, events / seconds, StreamThreadCpu.microsPerEvent(cpuAt[0], cpuNow, events));
             }
             double seconds = (now - tenthAt[0]) / 1e9;
-            return new Result(name, events - tenth, seconds, (events - tenth) / seconds);
+            return new Result(name, events - tenth, seconds, (events - tenth) / seconds,
+                    StreamThreadCpu.microsPerEvent(cpuAt[1], cpuNow, events - tenth));
         } finally {
             StreamsDefaults.close(streams, Duration.ofSeconds(30));
         }
