@@ -27,6 +27,11 @@ class LoggingConfigTest {
         assertThat(p.getProperty("log4j2.configurationFile")).isEqualTo("classpath:log4j2.xml");
     }
 
+    private static org.apache.logging.log4j.core.LogEvent warn(String logger, String message) {
+        return org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName(logger).setLevel(Level.WARN)
+                .setMessage(new org.apache.logging.log4j.message.SimpleMessage(message)).build();
+    }
+
     /** A console line: whether the launcher's config drops it, its logger, message and exception (ERROR when it has one). */
     private record Line(boolean dropped, String logger, String message, Throwable thrown) {
     }
@@ -53,6 +58,10 @@ class LoggingConfigTest {
             String retrying = "[Producer clientId=p, transactionalId=t] Got error produce response with correlation id 63 on "
                     + "topic-partition sessions.view.sessions-0, retrying (2147483646 attempts left). Error: ";
             String sender = "org.apache.kafka.clients.producer.internals.Sender";
+            String internals = "org.apache.kafka.streams.processor.internals.";
+            var corrupted = new org.apache.kafka.streams.errors.TaskCorruptedException(
+                    java.util.Set.of(new org.apache.kafka.streams.processor.TaskId(0, 0)));
+            String corruptedName = corrupted.getClass().getName();
             // what the console drops (true) and a neighbour of each that it keeps (false)
             List<Line> lines = List.of(
                     new Line(true, "org.apache.kafka.streams.StreamsConfig", "Processing exception handler is not enabled for the "
@@ -84,7 +93,27 @@ class LoggingConfigTest {
                     new Line(true, "org.apache.kafka.clients.NetworkClient", "[NodeToControllerChannelManager id=1 name=registration] "
                             + "Attempting to close NetworkClient that has already been closed.", null),
                     new Line(false, "org.apache.kafka.clients.NetworkClient",
-                            "[Producer clientId=p] Connection to node 1 (/127.0.0.1:9092) could not be established.", null));
+                            "[Producer clientId=p] Connection to node 1 (/127.0.0.1:9092) could not be established.", null),
+                    // Streams' recovery of tasks without a checkpoint after an unclean stop, and neighbours it keeps
+                    new Line(true, internals + "ProcessorStateManager", "stream-client [ensemble-projector-86ab] State store session-chains did "
+                            + "not find checkpoint offsets while stores are not empty, since under EOS it has the risk of getting uncommitted "
+                            + "data in stores we have to treat it as a task corruption error", null),
+                    new Line(false, internals + "ProcessorStateManager", "stream-thread [t] task [0_0] Failed to write offset checkpoint file", null),
+                    new Line(true, internals + "StateDirectory", "Failed to register startup state stores for task 0_0: Tasks [0_0] are "
+                            + "corrupted and hence need to be re-initialized", null),
+                    new Line(false, internals + "StateDirectory", "Failed to register startup state stores for task 0_0: disk full", null),
+                    new Line(true, internals + "TaskManager", "stream-thread [t] Encounter corrupted task 0_0, will group it with other "
+                            + "corrupted tasks and handle together", corrupted),
+                    new Line(true, internals + "TaskManager", "stream-thread [t] Get exceptions for the following tasks: {0_0=" + corruptedName
+                            + ": Tasks [0_0] are corrupted and hence need to be re-initialized, 0_1=" + corruptedName + ": Tasks [0_1] are "
+                            + "corrupted and hence need to be re-initialized}", null),
+                    new Line(false, internals + "TaskManager", "stream-thread [t] Get exceptions for the following tasks: {0_0=" + corruptedName
+                            + ": Tasks [0_0] are corrupted, 0_1=org.apache.kafka.streams.errors.StreamsException: boom}", null),
+                    new Line(true, internals + "StreamThread", "stream-thread [t] Detected the states of tasks [0_1, 0_0] are corrupted. Will "
+                            + "close the task as dirty and re-create and bootstrap from scratch.", corrupted),
+                    new Line(false, internals + "StreamThread", "stream-thread [t] Detected the states of tasks [0_1, 0_0] are corrupted. Will "
+                            + "close the task as dirty and re-create and bootstrap from scratch.", new IllegalStateException("other")),
+                    new Line(false, internals + "StreamThread", "stream-thread [t] Encountered the following exception during processing", null));
             for (Line l : lines) {
                 var event = org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName(l.logger())
                         .setLevel(l.thrown() == null ? Level.WARN : Level.ERROR)
@@ -93,6 +122,21 @@ class LoggingConfigTest {
                         .isEqualTo(l.dropped());
             }
             assertThat(config.getRootLogger().getLevel()).isEqualTo(Level.INFO);
+
+            // the transaction coordinator's tries to reach the broker's own listener while it starts: the first kept,
+            // the burst after it dropped; another client's connection warnings, and the coordinator's errors, all kept
+            String coordinator = "[TransactionCoordinator id=1] Connection to node 1 (localhost/127.0.0.1:9092) could not be "
+                    + "established. Node may not be available.";
+            var network = config.getLoggerConfig("org.apache.kafka.clients.NetworkClient");
+            assertThat(network.isFiltered(warn("org.apache.kafka.clients.NetworkClient", coordinator))).as("the first").isFalse();
+            for (int i = 0; i < 20; i++) {
+                assertThat(network.isFiltered(warn("org.apache.kafka.clients.NetworkClient", coordinator))).as("try %d", i).isTrue();
+                assertThat(network.isFiltered(warn("org.apache.kafka.clients.NetworkClient",
+                        "[Producer clientId=p] Connection to node 1 (/127.0.0.1:9092) could not be established."))).isFalse();
+            }
+            var error = org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName("org.apache.kafka.clients.NetworkClient")
+                    .setLevel(Level.ERROR).setMessage(new org.apache.logging.log4j.message.SimpleMessage(coordinator)).build();
+            assertThat(network.isFiltered(error)).as("an ERROR is never rate-limited").isFalse();
         } finally {
             context.stop();
         }
