@@ -115,7 +115,7 @@ public final class Bench {
             }
             long start;
             long compilingBefore;
-            long cpuBefore;
+            StreamThreadCpu.Reading cpuBefore;
             String app = dev.ensemble.sessions.schema.Generation.FIRST.applicationId(Projector.APPLICATION_ID);
             try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers, s)) {
                 if (!warmup.isEmpty()) {
@@ -126,7 +126,7 @@ public final class Bench {
                 }
                 measureFrom.set(System.currentTimeMillis());
                 compilingBefore = compilingMs();
-                cpuBefore = StreamThreadCpu.nanos(app);
+                cpuBefore = StreamThreadCpu.read(app, s.streamsOverrides());
                 start = System.nanoTime();
                 append(producer, payload);
             }
@@ -134,7 +134,7 @@ public final class Bench {
             out.printf("produced in %.1f s (%,.0f events/s)%n", produced, s.events() / produced);
             awaitCommitted(bootstrapServers, KafkaClients.connection(s.streamsOverrides()), Duration.ofMinutes(10));
             double seconds = (System.nanoTime() - start) / 1e9;
-            double cpuPerEvent = StreamThreadCpu.microsPerEvent(cpuBefore, StreamThreadCpu.nanos(app), s.events());
+            double cpuPerEvent = StreamThreadCpu.microsPerEvent(cpuBefore, StreamThreadCpu.read(app, s.streamsOverrides()), s.events());
             printCompiling(compilingMs() - compilingBefore, seconds, out);
             printThreadMetrics(projector.streams(), out);
             if (!Double.isNaN(cpuPerEvent)) {

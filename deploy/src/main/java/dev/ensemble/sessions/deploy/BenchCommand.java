@@ -102,7 +102,7 @@ final class BenchCommand implements Callable<Integer> {
                     System.out.println();
                     CeilingBench.Result store = rows.get(rows.size() - 1);
                     System.out.println(ratioLine(live.eventsPerSecond(), store.eventsPerSecond()));
-                    if (!Double.isNaN(live.streamThreadMicrosPerEvent()) && !Double.isNaN(store.streamThreadMicrosPerEvent())) {
+                    if (live.streamThreadMicrosPerEvent() > 0 && store.streamThreadMicrosPerEvent() > 0) { // NaN: not measured
                         System.out.println(cpuRatioLine(live.streamThreadMicrosPerEvent(), store.streamThreadMicrosPerEvent()));
                     }
                 }

@@ -63,8 +63,9 @@ final class CeilingBench {
         out.println("| reference topology (exactly-once v2, same broker, log and settings) | events | seconds | events/s | stream thread CPU µs per event |");
         out.println("|---|---:|---:|---:|---:|");
         for (Result r : rows) {
-            out.printf(Locale.ROOT, "| %s | %,d | %.1f | %,.0f | %.1f |%n", r.topology(), r.events(), r.seconds(), r.eventsPerSecond(),
-                    r.streamThreadMicrosPerEvent());
+            double cpu = r.streamThreadMicrosPerEvent();
+            out.printf(Locale.ROOT, "| %s | %,d | %.1f | %,.0f | %s |%n", r.topology(), r.events(), r.seconds(), r.eventsPerSecond(),
+                    Double.isNaN(cpu) ? "–" : String.format(Locale.ROOT, "%.1f", cpu));
         }
         return rows;
     }
@@ -137,16 +138,16 @@ final class CeilingBench {
         StreamsDefaults.start(streams, app);
         long tenth = events / 10;
         long[] tenthAt = {0};
-        long[] cpuAt = {StreamThreadCpu.nanos(app), -1}; // from the start, and from the first tenth
+        StreamThreadCpu.Reading[] cpuAt = {StreamThreadCpu.read(app, overrides), null}; // from the start, and from the first tenth
         try (Admin admin = Admin.create(KafkaClients.config(bootstrap, KafkaClients.connection(overrides)))) {
             boolean done = ProjectorRebuild.awaitCaughtUp(admin, app, Duration.ofMillis(20), Duration.ofMinutes(30), processed -> {
                 if (tenthAt[0] == 0 && processed >= tenth) {
                     tenthAt[0] = System.nanoTime();
-                    cpuAt[1] = StreamThreadCpu.nanos(app);
+                    cpuAt[1] = StreamThreadCpu.read(app, overrides);
                 }
             });
             long now = System.nanoTime();
-            long cpuNow = StreamThreadCpu.nanos(app);
+            StreamThreadCpu.Reading cpuNow = StreamThreadCpu.read(app, overrides);
             if (!done || streams.state() == KafkaStreams.State.ERROR) {
                 throw new IllegalStateException(name + ": did not read the " + events + " events of the log, state " + streams.state());
             }

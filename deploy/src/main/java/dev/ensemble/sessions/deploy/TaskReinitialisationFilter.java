@@ -14,9 +14,11 @@ import java.util.regex.Pattern;
  * Drops the console lines of Kafka Streams' own recovery of a task whose local state it cannot trust: after an
  * unclean stop ({@code kill -9}, a crash, a power cut) a store under exactly-once has no checkpoint, so Streams
  * marks its tasks corrupted ({@code TaskCorruptedException}), wipes their local state and restores it from the
- * changelogs; nothing is lost (the restore itself is logged by the services, e.g. the projector's "restored store"
- * lines). Streams tells each step at WARN, with a stack trace for each task, and once at ERROR ("Get exceptions for
- * the following tasks"): some 200 lines at every start after a crash, all of them about a recovery that works.
+ * changelogs; nothing is lost (the projector logs each store it restored, "restored store … N records"; the other
+ * services restore theirs without a line). Streams tells each step at WARN, with a stack trace for each task, and once at
+ * ERROR ("Get exceptions for the following tasks"): some 200 lines at every start after a crash, all of them about a
+ * recovery that works. The same lines follow any other {@code TaskCorruptedException} (a transaction that could not
+ * commit under exactly-once, say), whose cause Streams logs in lines of its own, which stay.
  *
  * <p>Only those events are dropped: the state manager's "did not find checkpoint offsets while stores are not empty,
  * since under EOS", the state directory's "Failed to register startup state stores" for corrupted tasks, the task
@@ -28,8 +30,11 @@ import java.util.regex.Pattern;
 public final class TaskReinitialisationFilter extends AbstractFilter {
     private static final String CORRUPTED = "org.apache.kafka.streams.errors.TaskCorruptedException";
     private static final String PACKAGE = "org.apache.kafka.streams.processor.internals.";
-    /** One entry of the task manager's map of task id → exception ({@code 0_1=org.….TaskCorruptedException: …}). */
-    private static final Pattern TASK_EXCEPTION = Pattern.compile("(?:\\{|, )\\d+_\\d+=([\\w.$]+)");
+    /**
+     * One entry of the task manager's map of task id → exception ({@code 0_1=org.….TaskCorruptedException: …}), whatever
+     * the task id's form; the exception's class name is group 1 (empty when the entry is not a class name).
+     */
+    private static final Pattern TASK_EXCEPTION = Pattern.compile("(?:\\{|, )[^=,{}\\s]+=([\\w.$]*)");
 
     private TaskReinitialisationFilter() {
         super(Result.DENY, Result.NEUTRAL);

@@ -59,7 +59,7 @@ class BenchCommandTest {
         assertThat(out).containsPattern("\\| recalibrate \\(re-score, summary, HTML\\) \\| 1,000 decisions \\|");
         assertThat(out).containsPattern("(?m)^ratio: projector [0-9,]+ events/s ÷ store reference [0-9,]+ events/s = [0-9]+\\.[0-9]{2}$");
         // the stream threads' CPU: found by name (a name that matched none would print no line, or 0.0 µs)
-        assertThat(out).containsPattern("(?m)^stream thread CPU during the measurement: [0-9]*[1-9][0-9]*\\.[0-9] µs per event$");
+        assertThat(out).containsPattern("(?m)^stream thread CPU during the measurement: (?!0\\.0 )[0-9]+\\.[0-9] µs per event$");
         assertThat(out).containsPattern("(?m)^CPU ratio: store reference [0-9.]+ µs ÷ projector [0-9.]+ µs of stream thread CPU per event = [0-9]+\\.[0-9]{2}$");
         assertThat(out).containsPattern("(?m)^restore: [1-9][0-9,]* records of [1-9][0-9]* changelogs restored into an empty "
                 + "state folder in [0-9.]+ s \\([0-9,]+ records/s\\)$");
@@ -67,7 +67,7 @@ class BenchCommandTest {
         assertThat(out).containsPattern("(?m)^rebuild ÷ live: [0-9,]+ ÷ [0-9,]+ events/s = [0-9]+\\.[0-9]{2}$");
         for (String topology : java.util.List.of("read: decode every event", "forward: decode, write every event to a topic",
                 "store: decode, one store entry per event")) {
-            assertThat(out).containsPattern(java.util.regex.Pattern.quote(topology) + "[^|]*\\| (3,600|4,000) \\| [0-9.]+ \\| [1-9][0-9,]* \\| [0-9]*[1-9][0-9]*\\.[0-9] \\|");
+            assertThat(out).containsPattern(java.util.regex.Pattern.quote(topology) + "[^|]*\\| (3,600|4,000) \\| [0-9.]+ \\| [1-9][0-9,]* \\| (?!0\\.0 )[0-9]+\\.[0-9] \\|");
         }
     }
 
@@ -75,11 +75,24 @@ class BenchCommandTest {
     @org.junit.jupiter.api.Test
     void theStreamThreadsAreThoseOfTheApplicationAlone() {
         String uuid = "3f2b8c1e-9a4d-4e6f-8b2a-1c3d5e7f9a0b";
-        assertThat(StreamThreadCpu.isStreamThreadOf("ensemble-projector-" + uuid + "-StreamThread-1", "ensemble-projector")).isTrue();
-        assertThat(StreamThreadCpu.isStreamThreadOf("ensemble-projector-g2-" + uuid + "-StreamThread-1", "ensemble-projector")).isFalse();
-        assertThat(StreamThreadCpu.isStreamThreadOf("ensemble-projector-" + uuid + "-StateUpdater-1", "ensemble-projector")).isFalse();
-        assertThat(StreamThreadCpu.isStreamThreadOf("bench-ceiling-store-" + uuid + "-StreamThread-2", "bench-ceiling-store")).isTrue();
-        assertThat(StreamThreadCpu.microsPerEvent(1_000_000, 3_000_000, 1000)).isEqualTo(2.0);
-        assertThat(StreamThreadCpu.microsPerEvent(-1, 3_000_000, 1000)).isNaN();
+        assertThat(StreamThreadCpu.isStreamThreadOf("ensemble-projector-" + uuid + "-StreamThread-1", "ensemble-projector", null)).isTrue();
+        assertThat(StreamThreadCpu.isStreamThreadOf("ensemble-projector-g2-" + uuid + "-StreamThread-1", "ensemble-projector", null)).isFalse();
+        assertThat(StreamThreadCpu.isStreamThreadOf("ensemble-projector-" + uuid + "-StateUpdater-1", "ensemble-projector", null)).isFalse();
+        assertThat(StreamThreadCpu.isStreamThreadOf("bench-ceiling-store-" + uuid + "-StreamThread-2", "bench-ceiling-store", null)).isTrue();
+        // a client.id set: the threads carry it instead of the application id and process id
+        assertThat(StreamThreadCpu.isStreamThreadOf("x-StreamThread-1", "ensemble-projector", "x")).isTrue();
+        assertThat(StreamThreadCpu.isStreamThreadOf("ensemble-projector-" + uuid + "-StreamThread-1", "ensemble-projector", "x")).isFalse();
+    }
+
+    /** CPU per event: the threads' sum between two readings; none when a reading is missing or a thread was replaced. */
+    @org.junit.jupiter.api.Test
+    void cpuPerEventIsTheThreadsSumAndNoneWhenAThreadWasReplaced() {
+        var before = new StreamThreadCpu.Reading(java.util.Map.of(1L, 1_000_000L, 2L, 500_000L));
+        assertThat(StreamThreadCpu.microsPerEvent(before, new StreamThreadCpu.Reading(java.util.Map.of(1L, 3_000_000L, 2L, 1_500_000L)), 1000))
+                .isEqualTo(3.0);
+        assertThat(StreamThreadCpu.microsPerEvent(before, new StreamThreadCpu.Reading(java.util.Map.of(1L, 3_000_000L, 3L, 100L)), 1000))
+                .as("thread 2 replaced by 3").isNaN();
+        assertThat(StreamThreadCpu.microsPerEvent(null, before, 1000)).isNaN();
+        assertThat(StreamThreadCpu.read("no-such-application", java.util.Map.of())).as("no thread of that name").isNull();
     }
 }

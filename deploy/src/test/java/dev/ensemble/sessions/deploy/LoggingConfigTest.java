@@ -109,6 +109,8 @@ class LoggingConfigTest {
                             + "corrupted and hence need to be re-initialized}", null),
                     new Line(false, internals + "TaskManager", "stream-thread [t] Get exceptions for the following tasks: {0_0=" + corruptedName
                             + ": Tasks [0_0] are corrupted, 0_1=org.apache.kafka.streams.errors.StreamsException: boom}", null),
+                    new Line(false, internals + "TaskManager", "stream-thread [t] Get exceptions for the following tasks: {0_0=" + corruptedName
+                            + ": Tasks [0_0] are corrupted, t__0_1=org.apache.kafka.streams.errors.StreamsException: boom}", null),
                     new Line(true, internals + "StreamThread", "stream-thread [t] Detected the states of tasks [0_1, 0_0] are corrupted. Will "
                             + "close the task as dirty and re-create and bootstrap from scratch.", corrupted),
                     new Line(false, internals + "StreamThread", "stream-thread [t] Detected the states of tasks [0_1, 0_0] are corrupted. Will "
