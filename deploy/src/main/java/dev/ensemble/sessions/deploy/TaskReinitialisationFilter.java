@@ -14,8 +14,8 @@ import java.util.regex.Pattern;
  * Drops the console lines of Kafka Streams' own recovery of a task whose local state it cannot trust: after an
  * unclean stop ({@code kill -9}, a crash, a power cut) a store under exactly-once has no checkpoint, so Streams
  * marks its tasks corrupted ({@code TaskCorruptedException}), wipes their local state and restores it from the
- * changelogs; nothing is lost (the projector logs each store it restored, "restored store … N records"; the other
- * services restore theirs without a line). Streams tells each step at WARN, with a stack trace for each task, and once at
+ * changelogs; nothing is lost (every service logs each store it restored, "projector: restored store … N records",
+ * {@code StreamsDefaults.start}). Streams tells each step at WARN, with a stack trace for each task, and once at
  * ERROR ("Get exceptions for the following tasks"): some 200 lines at every start after a crash, all of them about a
  * recovery that works. The same lines follow any other {@code TaskCorruptedException} (a transaction that could not
  * commit under exactly-once, say), whose cause Streams logs in lines of its own, which stay.

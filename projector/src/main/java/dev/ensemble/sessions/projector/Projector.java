@@ -245,36 +245,9 @@ public final class Projector implements AutoCloseable {
         Properties p = new Properties();
         p.putAll(properties);
         streams = new KafkaStreams(buildTopology(rules, false, generation), dev.ensemble.sessions.streams.ServiceMeters.withRegistry(p, meters));
-        streams.setGlobalStateRestoreListener(restores);
         StreamsDefaults.start(streams, "projector");
         metrics = dev.ensemble.sessions.streams.ServiceMeters.bind(meters, streams, "projector");
         LOG.info("projector {} started ({} → {})", generation, Topics.EVENTS.name(), generation.view(Topics.SESSIONS_VIEW).name());
-    }
-
-    private final Restores restores = new Restores();
-
-    /** Logs each store's restoration from its changelog. */
-    private static final class Restores implements org.apache.kafka.streams.processor.StateRestoreListener {
-
-        @Override
-        public void onRestoreStart(org.apache.kafka.common.TopicPartition partition, String store, long startingOffset, long endingOffset) {
-            LOG.debug("restoring store {} from {} (offsets {} to {})", store, partition, startingOffset, endingOffset);
-        }
-
-        @Override
-        public void onBatchRestored(org.apache.kafka.common.TopicPartition partition, String store, long batchEndOffset, long numRestored) {
-        }
-
-        @Override
-        public void onRestoreEnd(org.apache.kafka.common.TopicPartition partition, String store, long totalRestored) {
-            if (totalRestored > 0) {
-                LOG.info("restored store {} from {}: {} records", store, partition, totalRestored);
-            }
-        }
-
-        @Override
-        public void onRestoreSuspended(org.apache.kafka.common.TopicPartition partition, String store, long totalRestored) {
-        }
     }
 
     /** The running Streams instance (for state and metrics), or null before start. */
