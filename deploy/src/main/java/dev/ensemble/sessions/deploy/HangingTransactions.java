@@ -174,7 +174,8 @@ final class HangingTransactions {
             List<Hanging> hanging = hanging(open, unchanged);
             for (Map.Entry<String, End> p : plan(hanging, dev.ensemble.sessions.schema.Topics.EVENTS.name()).entrySet()) {
                 List<Hanging> of = hanging.stream().filter(h -> h.transactionalId().equals(p.getKey())).toList();
-                List<Hanging> toAbort = p.getValue() == End.COMMIT && commit(clientConfig, p.getKey(), of) ? stillOpen(admin, of) : of;
+                List<Hanging> toAbort = p.getValue() == End.COMMIT && commit(clientConfig, p.getKey(), of)
+                        ? awaitEnded(admin, of, MARKERS_WAIT) : of;
                 for (Hanging h : toAbort) {
                     LOG.warn("aborting a transaction the broker's crash recovery left open, so that readers of {} go on: {}",
                             h.partition(), h);
@@ -217,13 +218,40 @@ final class HangingTransactions {
         }
     }
 
-    /** Those of {@code of} whose producer still has an open transaction on their partition. */
+    /** How long {@link #awaitEnded} waits for a commit's markers. */
+    static final Duration MARKERS_WAIT = Duration.ofSeconds(15);
+
+    /**
+     * Waits until the open records of {@code of} are ended (a commit returns once its coordinator has decided, before
+     * the markers are on the partitions), polling every 100 ms up to {@code wait}; returns those still open then, each
+     * with its producer's epoch and coordinator epoch as the partition has them now (a commit under the transactional id
+     * bumped the epoch: an abort with the old one is refused).
+     */
+    static List<Hanging> awaitEnded(Admin admin, List<Hanging> of, Duration wait) throws InterruptedException, ExecutionException, TimeoutException {
+        long until = System.nanoTime() + wait.toNanos();
+        List<Hanging> open = stillOpen(admin, of);
+        while (!open.isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(100);
+            open = stillOpen(admin, open);
+        }
+        return open;
+    }
+
+    /** Those of {@code of} whose producer still has an open transaction from the same offset on their partition, as they are now. */
     private static List<Hanging> stillOpen(Admin admin, List<Hanging> of) throws InterruptedException, ExecutionException, TimeoutException {
         var now = admin.describeProducers(of.stream().map(Hanging::partition).distinct().toList()).all().get(30, TimeUnit.SECONDS);
-        return of.stream().filter(h -> now.containsKey(h.partition()) && now.get(h.partition())
-                .activeProducers().stream().anyMatch(p -> p.producerId() == h.producerId()
-                        && p.currentTransactionStartOffset().isPresent() && p.currentTransactionStartOffset().getAsLong() == h.startOffset()))
-                .toList();
+        List<Hanging> open = new ArrayList<>();
+        for (Hanging h : of) {
+            if (!now.containsKey(h.partition())) {
+                continue;
+            }
+            now.get(h.partition()).activeProducers().stream().filter(p -> p.producerId() == h.producerId()
+                            && p.currentTransactionStartOffset().isPresent() && p.currentTransactionStartOffset().getAsLong() == h.startOffset())
+                    .findFirst()
+                    .ifPresent(p -> open.add(new Hanging(h.partition(), h.producerId(), p.producerEpoch(), p.coordinatorEpoch().orElse(0),
+                            h.startOffset(), h.transactionalId(), h.coordinatorState())));
+        }
+        return open;
     }
 
     private static void awaitSettled(Admin admin, Duration settle) throws InterruptedException, ExecutionException, TimeoutException {

@@ -140,11 +140,36 @@ class HangingTransactionsTest {
                 old.beginTransaction();
                 old.send(new ProducerRecord<>("events", 1, "acct", "posted")).get();
                 TopicPartition events1 = new TopicPartition("events", 1);
-                assertThat(HangingTransactions.commit(client, "intake-1", List.of(new HangingTransactions.Hanging(events1, 0, 0, 0, 0,
-                        "intake-1", TransactionState.COMPLETE_COMMIT)))).isTrue();
+                HangingTransactions.Hanging opened;
+                try (Admin a = Admin.create(client)) {
+                    ProducerState p = a.describeProducers(List.of(events1)).all().get().get(events1).activeProducers().get(0);
+                    opened = new HangingTransactions.Hanging(events1, p.producerId(), p.producerEpoch(), p.coordinatorEpoch().orElse(0),
+                            p.currentTransactionStartOffset().getAsLong(), "intake-1", TransactionState.COMPLETE_COMMIT);
+                    assertThat(HangingTransactions.commit(client, "intake-1", List.of(opened))).isTrue();
+                    // the commit returns before its markers are on the partition: the repair waits for them before it
+                    // looks for what is still open (an abort with the epoch the commit bumped was refused: up did not start)
+                    assertThat(HangingTransactions.awaitEnded(a, List.of(opened), HangingTransactions.MARKERS_WAIT)).isEmpty();
+                }
                 // the commit took the transactional id over: the old producer's transaction cannot commit any more
                 org.assertj.core.api.Assertions.assertThatThrownBy(old::commitTransaction)
                         .isInstanceOf(org.apache.kafka.common.KafkaException.class);
+            }
+            // a transaction that stays open is returned after the wait, with its producer's epochs as they are now
+            try (KafkaProducer<String, String> live = producer(kafka, "live"); Admin a = Admin.create(client)) {
+                live.initTransactions();
+                live.beginTransaction();
+                live.send(new ProducerRecord<>("events", 0, "acct", "open")).get();
+                TopicPartition events0 = new TopicPartition("events", 0);
+                ProducerState p = a.describeProducers(List.of(events0)).all().get().get(events0).activeProducers().get(0);
+                var stale = new HangingTransactions.Hanging(events0, p.producerId(), p.producerEpoch() + 7, 99,
+                        p.currentTransactionStartOffset().getAsLong(), "live", TransactionState.COMPLETE_COMMIT);
+                assertThat(HangingTransactions.awaitEnded(a, List.of(stale), Duration.ofMillis(300))).singleElement()
+                        .satisfies(h -> {
+                            assertThat(h.producerEpoch()).isEqualTo(p.producerEpoch());
+                            assertThat(h.coordinatorEpoch()).isEqualTo(p.coordinatorEpoch().orElse(0));
+                            assertThat(h.startOffset()).isEqualTo(stale.startOffset());
+                        });
+                live.abortTransaction();
             }
             Map<String, Object> config = kafka.clientProperties();
             config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
