@@ -116,7 +116,6 @@ public final class Bench {
             long start;
             long compilingBefore;
             StreamThreadCpu.Reading cpuBefore;
-            String app = dev.ensemble.sessions.schema.Generation.FIRST.applicationId(Projector.APPLICATION_ID);
             try (KafkaProducer<String, byte[]> producer = appender(bootstrapServers, s)) {
                 if (!warmup.isEmpty()) {
                     long w = System.nanoTime();
@@ -126,7 +125,7 @@ public final class Bench {
                 }
                 measureFrom.set(System.currentTimeMillis());
                 compilingBefore = compilingMs();
-                cpuBefore = StreamThreadCpu.read(app, s.streamsOverrides());
+                cpuBefore = StreamThreadCpu.read(projector.streams());
                 start = System.nanoTime();
                 append(producer, payload);
             }
@@ -134,7 +133,7 @@ public final class Bench {
             out.printf("produced in %.1f s (%,.0f events/s)%n", produced, s.events() / produced);
             awaitCommitted(bootstrapServers, KafkaClients.connection(s.streamsOverrides()), Duration.ofMinutes(10));
             double seconds = (System.nanoTime() - start) / 1e9;
-            double cpuPerEvent = StreamThreadCpu.microsPerEvent(cpuBefore, StreamThreadCpu.read(app, s.streamsOverrides()), s.events());
+            double cpuPerEvent = StreamThreadCpu.microsPerEvent(cpuBefore, StreamThreadCpu.read(projector.streams()), s.events());
             printCompiling(compilingMs() - compilingBefore, seconds, out);
             printThreadMetrics(projector.streams(), out);
             if (!Double.isNaN(cpuPerEvent)) {

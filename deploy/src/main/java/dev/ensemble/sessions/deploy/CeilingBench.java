@@ -138,16 +138,16 @@ final class CeilingBench {
         StreamsDefaults.start(streams, app);
         long tenth = events / 10;
         long[] tenthAt = {0};
-        StreamThreadCpu.Reading[] cpuAt = {StreamThreadCpu.read(app, overrides), null}; // from the start, and from the first tenth
+        StreamThreadCpu.Reading[] cpuAt = {StreamThreadCpu.read(streams), null}; // from the start, and from the first tenth
         try (Admin admin = Admin.create(KafkaClients.config(bootstrap, KafkaClients.connection(overrides)))) {
             boolean done = ProjectorRebuild.awaitCaughtUp(admin, app, Duration.ofMillis(20), Duration.ofMinutes(30), processed -> {
                 if (tenthAt[0] == 0 && processed >= tenth) {
                     tenthAt[0] = System.nanoTime();
-                    cpuAt[1] = StreamThreadCpu.read(app, overrides);
+                    cpuAt[1] = StreamThreadCpu.read(streams);
                 }
             });
             long now = System.nanoTime();
-            StreamThreadCpu.Reading cpuNow = StreamThreadCpu.read(app, overrides);
+            StreamThreadCpu.Reading cpuNow = StreamThreadCpu.read(streams);
             if (!done || streams.state() == KafkaStreams.State.ERROR) {
                 throw new IllegalStateException(name + ": did not read the " + events + " events of the log, state " + streams.state());
             }

@@ -1,32 +1,35 @@
 package dev.ensemble.sessions.deploy;
 
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.ThreadMetadata;
+
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.regex.Pattern;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The CPU time of one Kafka Streams application's stream threads in this JVM, for the benchmarks: a figure of the work
  * per event that the other threads of the JVM (the embedded broker, the compilers) and other programs on the machine
- * change far less than they change the wall-clock rate. The threads are found by Streams' names:
- * {@code <client.id>-StreamThread-<n>}, where the client id is {@code <application.id>-<process id>} unless
- * {@code client.id} is set.
+ * change far less than they change the wall-clock rate. The threads are those the application names as its own
+ * ({@link KafkaStreams#metadataForLocalThreads()}).
  */
 final class StreamThreadCpu {
     private StreamThreadCpu() {
     }
 
-    /** The CPU nanoseconds of each stream thread (by thread id) at one moment; null where it could not be read. */
+    /** The CPU nanoseconds of each stream thread (by thread id) at one moment. */
     record Reading(Map<Long, Long> nanosByThread) {
     }
 
     /**
-     * The CPU time so far of each live stream thread of the application with these Streams settings, or null where the
-     * JVM does not measure threads' CPU time or no thread has such a name.
+     * The CPU time so far of each of {@code streams}' live stream threads, or null where the JVM does not measure
+     * threads' CPU time or the application has no thread (yet).
      */
-    static Reading read(String applicationId, Map<String, ?> settings) {
+    static Reading read(KafkaStreams streams) {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         if (!threads.isThreadCpuTimeSupported()) {
             return null;
@@ -34,10 +37,10 @@ final class StreamThreadCpu {
         if (!threads.isThreadCpuTimeEnabled()) {
             threads.setThreadCpuTimeEnabled(true);
         }
-        Object clientId = settings == null ? null : settings.get("client.id");
+        Set<String> names = streams.metadataForLocalThreads().stream().map(ThreadMetadata::threadName).collect(Collectors.toSet());
         Map<Long, Long> byThread = new HashMap<>();
         for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
-            if (t != null && isStreamThreadOf(t.getThreadName(), applicationId, clientId == null ? null : clientId.toString())) {
+            if (t != null && names.contains(t.getThreadName())) {
                 long cpu = threads.getThreadCpuTime(t.getThreadId());
                 if (cpu >= 0) {
                     byThread.put(t.getThreadId(), cpu);
@@ -46,24 +49,6 @@ final class StreamThreadCpu {
         }
         return byThread.isEmpty() ? null : new Reading(Map.copyOf(byThread));
     }
-
-    /**
-     * Whether {@code threadName} is one of the application's stream threads: {@code <clientId>-StreamThread-<n>} when a
-     * client id is set, else {@code <applicationId>-<process id, a UUID>-StreamThread-<n>} (not the threads of an
-     * application whose id starts with this one).
-     */
-    static boolean isStreamThreadOf(String threadName, String applicationId, String clientId) {
-        if (clientId != null) {
-            return threadName.startsWith(clientId + "-") && NUMBERED.matcher(threadName.substring(clientId.length() + 1)).matches();
-        }
-        return threadName.startsWith(applicationId + "-")
-                && STREAM_THREAD.matcher(threadName.substring(applicationId.length() + 1)).matches();
-    }
-
-    private static final Pattern NUMBERED = Pattern.compile("StreamThread-\\d+");
-    /** What follows {@code <application.id>-} in a stream thread's name: the process id (a UUID), then the thread. */
-    private static final Pattern STREAM_THREAD =
-            Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-StreamThread-\\d+");
 
     /**
      * Microseconds of CPU per event between two readings, or NaN when either is missing, or when a thread of the first

@@ -27,9 +27,13 @@ class LoggingConfigTest {
         assertThat(p.getProperty("log4j2.configurationFile")).isEqualTo("classpath:log4j2.xml");
     }
 
+    private static org.apache.logging.log4j.core.LogEvent event(String logger, Level level, String message, Throwable thrown) {
+        return org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName(logger).setLevel(level)
+                .setMessage(new org.apache.logging.log4j.message.SimpleMessage(message)).setThrown(thrown).build();
+    }
+
     private static org.apache.logging.log4j.core.LogEvent warn(String logger, String message) {
-        return org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName(logger).setLevel(Level.WARN)
-                .setMessage(new org.apache.logging.log4j.message.SimpleMessage(message)).build();
+        return event(logger, Level.WARN, message, null);
     }
 
     /** A console line: whether the launcher's config drops it, its logger, message and exception (ERROR when it has one). */
@@ -117,9 +121,7 @@ class LoggingConfigTest {
                             + "close the task as dirty and re-create and bootstrap from scratch.", new IllegalStateException("other")),
                     new Line(false, internals + "StreamThread", "stream-thread [t] Encountered the following exception during processing", null));
             for (Line l : lines) {
-                var event = org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName(l.logger())
-                        .setLevel(l.thrown() == null ? Level.WARN : Level.ERROR)
-                        .setMessage(new org.apache.logging.log4j.message.SimpleMessage(l.message())).setThrown(l.thrown()).build();
+                var event = event(l.logger(), l.thrown() == null ? Level.WARN : Level.ERROR, l.message(), l.thrown());
                 assertThat(config.getLoggerConfig(l.logger()).isFiltered(event)).as("%s: %s (%s)", l.logger(), l.message(), l.thrown())
                         .isEqualTo(l.dropped());
             }
@@ -136,9 +138,7 @@ class LoggingConfigTest {
                 assertThat(network.isFiltered(warn("org.apache.kafka.clients.NetworkClient",
                         "[Producer clientId=p] Connection to node 1 (/127.0.0.1:9092) could not be established."))).isFalse();
             }
-            var error = org.apache.logging.log4j.core.impl.Log4jLogEvent.newBuilder().setLoggerName("org.apache.kafka.clients.NetworkClient")
-                    .setLevel(Level.ERROR).setMessage(new org.apache.logging.log4j.message.SimpleMessage(coordinator)).build();
-            assertThat(network.isFiltered(error)).as("an ERROR is never rate-limited").isFalse();
+            assertThat(network.isFiltered(event("org.apache.kafka.clients.NetworkClient", Level.ERROR, coordinator, null))).as("an ERROR is never rate-limited").isFalse();
         } finally {
             context.stop();
         }
