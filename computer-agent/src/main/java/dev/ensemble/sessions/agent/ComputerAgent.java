@@ -203,7 +203,8 @@ public final class ComputerAgent {
         watcher = new StoreWatcher(stores, Duration.ofMillis(SETTLE_MS), this::changed, this::lostChanges);
         boolean watching = watcher.start();
         log.info("computer agent {} started for account {}: {}, {}every {}",
-                config.computerId(), config.account(), stores.all(),
+                config.computerId(), config.account(), stores.all().stream()
+                        .map(e -> AgentStores.displayName(e.getKey(), e.getValue()) + " " + e.getValue()).toList(),
                 watching ? "watching " + watcher.folders() + " folders for changes and looking at everything " : "", pollInterval);
     }
 

@@ -304,14 +304,17 @@ final class UpCommand implements Callable<Integer> {
                         + stores.all().size() + " agent stores found; each store's figures follow the first import");
                 agent.start();
             }
-            System.out.println();
-            System.out.println("Ready: " + url + "  (API: " + url + "/api/openapi.yaml)");
-            System.out.println("Web page: " + url + gateway.loginLink(token) + "  (a one-time login link: open it in your browser;"
-                    + " 'ensemble-sessions login' prints a new one)");
-            System.out.println("Your token is in " + data.token() + ". Try:");
-            System.out.println("  curl -H \"Authorization: Bearer $(cat " + data.token() + ")\" " + url + "/api/agent/sessions");
-            System.out.println("Metrics (Prometheus): " + url + "/metrics with the scrape token in " + data.metricsToken());
-            System.out.println("Press Ctrl-C to stop; starting again keeps everything.");
+            // one write: the import, started above, prints its summary from its own thread, never inside this block
+            String nl = System.lineSeparator();
+            System.out.print(nl
+                    + "Ready: " + url + "  (API: " + url + "/api/openapi.yaml)" + nl
+                    + "Web page: " + url + gateway.loginLink(token) + "  (a one-time login link: open it in your browser;"
+                    + " 'ensemble-sessions login' prints a new one)" + nl
+                    + "Your token is in " + data.token() + ". Try:" + nl
+                    + "  curl -H \"Authorization: Bearer $(cat " + data.token() + ")\" " + url + "/api/agent/sessions" + nl
+                    + "Metrics (Prometheus): " + url + "/metrics with the scrape token in " + data.metricsToken() + nl
+                    + "Press Ctrl-C to stop; starting again keeps everything." + nl);
+            System.out.flush();
         } catch (Exception e) {
             if (!(e instanceof CannotStart)) {
                 LOG.error("could not start: {}", e.getMessage(), e);

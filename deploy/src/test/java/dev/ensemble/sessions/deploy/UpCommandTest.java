@@ -270,6 +270,14 @@ class UpCommandTest {
         String computerToken = Files.readString(data.resolve("computer-token"));
         String second = runUp(dir, data, "second", args, () -> { });
         assertThat(second).contains("Ready: ");
+        for (String out : java.util.List.of(first, second)) { // the import's summary, printed from its own thread, never inside the block
+            java.util.List<String> lines = out.lines().toList();
+            int ready = java.util.stream.IntStream.range(0, lines.size()).filter(i -> lines.get(i).startsWith("Ready: ")).findFirst().orElseThrow();
+            assertThat(lines.subList(ready + 1, ready + 6)).as(out).satisfiesExactly(
+                    l -> assertThat(l).startsWith("Web page: "), l -> assertThat(l).startsWith("Your token is in "),
+                    l -> assertThat(l).startsWith("  curl "), l -> assertThat(l).startsWith("Metrics (Prometheus): "),
+                    l -> assertThat(l).startsWith("Press Ctrl-C to stop"));
+        }
         assertThat(Files.readString(data.resolve("computer-token"))).as("the computer token kept across a restart")
                 .isEqualTo(computerToken);
         assertThat(errorLines(second)).as("ERROR lines of the second start").isEmpty();
