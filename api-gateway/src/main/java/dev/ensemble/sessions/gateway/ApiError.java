@@ -85,9 +85,22 @@ public class ApiError extends RuntimeException {
     static ApiError badJson(java.io.IOException e) {
         if (e instanceof com.fasterxml.jackson.core.JsonProcessingException j) {
             var at = j.getLocation();
-            return badRequest("the body is not valid JSON: " + j.getOriginalMessage()
-                    + (at == null ? "" : ", at line " + at.getLineNr() + ", column " + at.getColumnNr()));
+            return badRequest("the body is not valid JSON: " + jsonReason(j));
         }
         return badRequest("the body could not be read: " + e.getMessage());
+    }
+
+    /**
+     * The parser's reason and where (line and column), without the parser's own settings and class names: "Document
+     * nesting depth (1001) exceeds the maximum allowed (1000)", not "(1000, from `StreamReadConstraints...`)";
+     * "Non-standard token 'NaN': not allowed in JSON", not "enable `JsonReadFeature...` to allow".
+     */
+    static String jsonReason(com.fasterxml.jackson.core.JsonProcessingException j) {
+        var at = j.getLocation();
+        String m = String.valueOf(j.getOriginalMessage())
+                .replaceAll(", from `[^`]*`", "")
+                .replaceAll(": enable `[^`]*` to allow", ": not allowed in JSON")
+                .replaceAll("`[A-Za-z_$][A-Za-z0-9_$.]*\\.[A-Z_]{3,}`", "a parser setting");
+        return m + (at == null || at.getLineNr() < 1 ? "" : ", at line " + at.getLineNr() + ", column " + at.getColumnNr());
     }
 }

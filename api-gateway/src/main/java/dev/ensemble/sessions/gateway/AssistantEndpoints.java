@@ -415,8 +415,7 @@ final class AssistantEndpoints {
             return N.objectNode();
         }
         try {
-            return EventJson.mapper().readerFor(JsonNode.class)
-                    .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(text);
+            return Gateway.jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(text);
         } catch (IOException e) {
             throw ApiError.badJson(e);
         }

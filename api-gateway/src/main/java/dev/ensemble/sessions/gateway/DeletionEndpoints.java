@@ -90,6 +90,7 @@ final class DeletionEndpoints {
         }
         String id = ctx.pathParam("id");
         JsonNode body = body(ctx);
+        checkDeletionBody(body);
         SessionView s = reads.get().get(me.account(), id);
         if (s == null) {
             throw ApiError.notFound("no session '" + id + "' in your account");
@@ -260,7 +261,7 @@ final class DeletionEndpoints {
             return N.objectNode();
         }
         try {
-            JsonNode n = EventJson.mapper().readTree(text);
+            JsonNode n = Gateway.jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(text);
             if (!n.isObject()) {
                 throw ApiError.badRequest("the body must be a JSON object");
             }
@@ -268,6 +269,56 @@ final class DeletionEndpoints {
         } catch (IOException e) {
             throw ApiError.badJson(e);
         }
+    }
+
+    /** The fields a deletion request's body may hold. */
+    private static final List<String> DELETION_FIELDS = List.of("confirmedBy", "reason", "runIds");
+
+    /**
+     * A deletion request's body, checked before anything is looked up or sent: only {@link #DELETION_FIELDS}, each of its
+     * type ({@code confirmedBy} and {@code reason} strings, {@code runIds} an array of run ids), null or absent; else a 400
+     * naming the field. A deletion is not guessed from a body it cannot read.
+     */
+    static void checkDeletionBody(JsonNode body) {
+        for (java.util.Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+            String f = names.next();
+            if (!DELETION_FIELDS.contains(f)) {
+                throw ApiError.badRequest(f + ": not a field of a deletion request (it takes " + String.join(", ", DELETION_FIELDS) + ")")
+                        .with("field", f);
+            }
+        }
+        for (String f : List.of("confirmedBy", "reason")) {
+            JsonNode n = body.get(f);
+            if (n != null && !n.isNull() && !n.isTextual()) {
+                throw ApiError.badRequest(f + ": must be a string, not " + kind(n)).with("field", f);
+            }
+        }
+        JsonNode runs = body.get("runIds");
+        if (runs != null && !runs.isNull()) {
+            if (!runs.isArray()) {
+                throw ApiError.badRequest("runIds: must be an array of run ids (the runs you saw in the session), not " + kind(runs))
+                        .with("field", "runIds");
+            }
+            for (int i = 0; i < runs.size(); i++) {
+                if (!runs.get(i).isTextual() || runs.get(i).asText().isBlank()) {
+                    throw ApiError.badRequest("runIds[" + i + "]: must be a run id (a non-empty string), not " + kind(runs.get(i)))
+                            .with("field", "runIds[" + i + "]");
+                }
+            }
+        }
+    }
+
+    /** What a JSON value is, for an error message: "a number", "an array", ... */
+    private static String kind(JsonNode n) {
+        return switch (n.getNodeType()) {
+            case ARRAY -> "an array";
+            case OBJECT -> "an object";
+            case NUMBER -> "a number";
+            case BOOLEAN -> "true or false";
+            case STRING -> n.asText().isBlank() ? "an empty string" : "a string";
+            case NULL -> "null";
+            default -> n.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
+        };
     }
 
     private static String text(JsonNode body, String field) {

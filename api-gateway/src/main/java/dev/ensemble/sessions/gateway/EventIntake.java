@@ -119,6 +119,12 @@ public final class EventIntake {
             String id = item.path("eventId").isTextual() ? item.path("eventId").asText() : null;
             r.put("eventId", id);
             Event e;
+            if (item instanceof Gateway.UnreadableLine line) { // a line of JSON Lines that is not JSON: refused on its own
+                r.put("status", "rejected").put("error", "invalid").put("reason", line.reason());
+                deadLetter(principal, item, line.reason(), new InvalidEventException(null, null, null, line.reason()));
+                invalid++;
+                continue;
+            }
             try {
                 e = EventJson.fromJson(item, clock);
                 e.setRecordedAt(clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS));

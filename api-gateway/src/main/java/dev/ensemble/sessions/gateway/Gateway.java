@@ -602,35 +602,82 @@ public final class Gateway implements AutoCloseable {
      * Content-Length (413), and a body sent chunked, with no length, is read here with the same limit and refused the
      * same way ({@code too_large}) once it passes it, without reading the rest. A body that stops arriving for
      * {@link #IDLE_TIMEOUT} (shorter than its Content-Length, or chunked without its last chunk) is a 408
-     * {@code timeout}.
+     * {@code timeout}. A body with a Content-Type that is not JSON, or a Content-Encoding (compressed), is a 415
+     * {@code unsupported_media_type} ({@link #checkMediaType}); bytes that are not UTF-8 are a 400 naming where (never
+     * replaced); a leading byte-order mark is dropped.
      */
     static String body(Context ctx) {
+        String cached = ctx.attribute(BODY);
+        if (cached != null) {
+            return cached;
+        }
+        byte[] bytes;
         if (ctx.req().getContentLengthLong() >= 0) {
             try {
-                return ctx.body();
+                bytes = ctx.bodyAsBytes();
             } catch (Exception e) { // Javalin passes the stream's IOException on as it is, unchecked
                 if (e instanceof RuntimeException r && !causedBy(e, IOException.class)) {
                     throw r; // e.g. Javalin's 413 for a Content-Length over the limit
                 }
                 throw unreadable(e);
             }
+        } else {
+            try {
+                bytes = ctx.req().getInputStream().readNBytes((int) MAX_BODY_BYTES + 1);
+            } catch (IOException e) {
+                throw unreadable(e);
+            }
+            if (bytes.length > MAX_BODY_BYTES) {
+                throw new ApiError(413, "too_large", TOO_LARGE);
+            }
         }
-        String cached = ctx.attribute(BODY);
-        if (cached != null) {
-            return cached;
+        if (bytes.length > 0) {
+            checkMediaType(ctx.header("Content-Type"), ctx.header("Content-Encoding"));
         }
-        byte[] bytes;
-        try {
-            bytes = ctx.req().getInputStream().readNBytes((int) MAX_BODY_BYTES + 1);
-        } catch (IOException e) {
-            throw unreadable(e);
-        }
-        if (bytes.length > MAX_BODY_BYTES) {
-            throw new ApiError(413, "too_large", TOO_LARGE);
-        }
-        String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+        String text = utf8(bytes);
         ctx.attribute(BODY, text);
         return text;
+    }
+
+    /** Media types a JSON body may be sent with (besides any {@code application/...+json}); none at all is taken too. */
+    private static final java.util.Set<String> JSON_TYPES = java.util.Set.of("application/json", "application/x-ndjson",
+            "application/jsonl", "application/x-jsonl", "application/jsonlines", "application/x-jsonlines", "application/json-seq",
+            "text/json");
+
+    /**
+     * A 415 for a body that says it is not JSON ({@code Content-Type}, e.g. curl's default
+     * {@code application/x-www-form-urlencoded}) or is compressed ({@code Content-Encoding} other than {@code identity}):
+     * the answer says what to send instead. No Content-Type at all is taken as JSON.
+     */
+    static void checkMediaType(String contentType, String contentEncoding) {
+        if (contentEncoding != null && !contentEncoding.isBlank() && !contentEncoding.trim().equalsIgnoreCase("identity")) {
+            throw new ApiError(415, "unsupported_media_type", "Content-Encoding " + contentEncoding.trim()
+                    + " is not taken: send the body uncompressed (no Content-Encoding header)").with("header", "Content-Encoding");
+        }
+        if (contentType == null || contentType.isBlank()) {
+            return;
+        }
+        String type = contentType.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
+        if (!JSON_TYPES.contains(type) && !(type.startsWith("application/") && type.endsWith("+json"))) {
+            throw new ApiError(415, "unsupported_media_type", "the body is sent as " + type + "; it must be JSON: send it with"
+                    + " Content-Type: application/json (curl: -H 'Content-Type: application/json')").with("header", "Content-Type");
+        }
+    }
+
+    /** {@code bytes} as UTF-8 text without a leading byte-order mark; a 400 naming the first byte that is not UTF-8. */
+    static String utf8(byte[] bytes) {
+        int from = bytes.length >= 3 && (bytes[0] & 0xff) == 0xEF && (bytes[1] & 0xff) == 0xBB && (bytes[2] & 0xff) == 0xBF ? 3 : 0;
+        java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(bytes, from, bytes.length - from);
+        try {
+            return java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(in).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            int at = in.position();
+            throw ApiError.badRequest("the body is not UTF-8 text: byte " + at + " (0x"
+                    + String.format("%02x", bytes[Math.min(at, bytes.length - 1)] & 0xff) + ") does not belong there; send JSON in UTF-8");
+        }
     }
 
     private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
@@ -654,14 +701,21 @@ public final class Gateway implements AutoCloseable {
     /**
      * The body of {@code POST /api/events}: one JSON value (an event, an array of events, {@code {"events": [...]}}), or
      * several one after another, as JSON Lines (one event a line, as {@code events-example.jsonl} is), taken as an array
-     * of them. Anything that is not JSON values (trailing text included) is a 400 naming where.
+     * of them. Anything that is not JSON values (trailing text included) is a 400 naming where, except in JSON Lines: a
+     * body of which some line is a whole JSON object on its own is read line by line, and a line that is not JSON (or
+     * repeats a field) is an {@link UnreadableLine} there, refused on its own ({@link EventIntake#post}) without costing
+     * the other lines. A field given twice in one object is not JSON taken here (the later would silently win).
      */
     static JsonNode eventsBody(String text) {
         List<JsonNode> values;
         try {
-            values = EventJson.mapper().readerFor(JsonNode.class).<JsonNode>readValues(text).readAll();
+            values = jsonReader().<JsonNode>readValues(text).readAll();
         } catch (IOException e) {
-            throw ApiError.badJson(e);
+            JsonNode lines = jsonLines(text);
+            if (lines == null) {
+                throw ApiError.badJson(e);
+            }
+            return lines;
         }
         if (values.size() == 1) {
             return values.get(0);
@@ -674,11 +728,57 @@ public final class Gateway implements AutoCloseable {
         return all;
     }
 
+    /** The reader of request bodies: JSON, a field given twice in one object refused. */
+    static com.fasterxml.jackson.databind.ObjectReader jsonReader() {
+        return EventJson.mapper().readerFor(JsonNode.class).with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    }
+
+    /**
+     * A line of a JSON Lines body that is not one JSON value: its line number (from 1) and the parser's reason; refused
+     * on its own as an invalid event, and dead-lettered as its text.
+     */
+    static final class UnreadableLine extends com.fasterxml.jackson.databind.node.TextNode {
+        private final String reason;
+
+        UnreadableLine(String line, int number, String reason) {
+            super(line);
+            this.reason = "line " + number + " is not valid JSON: " + reason;
+        }
+
+        String reason() {
+            return reason;
+        }
+    }
+
+    /**
+     * {@code text} read as JSON Lines, each non-blank line a value or an {@link UnreadableLine}; null when no line is a
+     * JSON object on its own (then the body is one broken JSON value, e.g. pretty-printed, and its error is the answer).
+     */
+    private static JsonNode jsonLines(String text) {
+        ArrayNode all = EventJson.mapper().createArrayNode();
+        boolean objectLine = false;
+        String[] lines = text.split("\r?\n", -1);
+        for (int i = 0; i < lines.length; i++) {
+            String line = lines[i];
+            if (line.isBlank()) {
+                continue;
+            }
+            try {
+                JsonNode v = jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(line);
+                objectLine |= v != null && v.isObject();
+                all.add(v);
+            } catch (IOException e) {
+                String why = e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? ApiError.jsonReason(j) : e.getMessage();
+                all.add(new UnreadableLine(line, i + 1, why));
+            }
+        }
+        return objectLine ? all : null;
+    }
+
     /** One JSON value; text after it is a 400 (not silently dropped). */
     private static JsonNode readJson(Context ctx) {
         try {
-            return EventJson.mapper().readerFor(JsonNode.class)
-                    .with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(body(ctx));
+            return jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(body(ctx));
         } catch (IOException e) {
             throw ApiError.badJson(e);
         }

@@ -133,7 +133,10 @@ final class Subscriptions implements AutoCloseable {
             if (l < 0) throw ApiError.badRequest(name + " must not be negative, not " + l);
             return l;
         } catch (NumberFormatException e) {
-            throw ApiError.badRequest(name + " must be a whole number, not '" + v + "'");
+            if (v.trim().matches("\\d+")) {
+                throw ApiError.badRequest(name + " must be at most " + Long.MAX_VALUE + ", not " + v.trim()).with("field", name);
+            }
+            throw ApiError.badRequest(name + " must be a whole number, not '" + v + "'").with("field", name);
         }
     }
 

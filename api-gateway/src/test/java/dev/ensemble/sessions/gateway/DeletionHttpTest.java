@@ -169,6 +169,33 @@ class DeletionHttpTest {
         assertThat(delete("/api/agent/sessions/a1", LAPTOP, null).statusCode()).as("a computer does not delete sessions").isEqualTo(403);
     }
 
+    /** A deletion is not guessed from a body it cannot read: a field of the wrong type or an unknown one is a 400 naming it. */
+    @Test
+    void aDeletionWithABodyOfTheWrongShapeIsRefusedNamingTheField() throws Exception {
+        await("/api/agent/sessions/c1", ANA, j -> j.path("runs").asInt() >= 1);
+        java.util.Map<String, String> fieldOf = new java.util.LinkedHashMap<>();
+        fieldOf.put("{\"runIds\":\"x\"}", "runIds");
+        fieldOf.put("{\"runIds\":[1,2]}", "runIds[0]");
+        fieldOf.put("{\"runIds\":[\"c1\",\"\"]}", "runIds[1]");
+        fieldOf.put("{\"confirmedBy\":5}", "confirmedBy");
+        fieldOf.put("{\"reason\":[\"x\"]}", "reason");
+        fieldOf.put("{\"confirmedby\":\"ana\"}", "confirmedby");
+        for (var bad : fieldOf.entrySet()) {
+            HttpResponse<String> r = delete("/api/agent/sessions/c1", ANA, bad.getKey());
+            assertThat(r.statusCode()).as(bad.getKey() + " → " + r.body()).isEqualTo(400);
+            JsonNode o = JSON.readTree(r.body());
+            assertThat(o.get("field").asText()).as(bad.getKey()).isEqualTo(bad.getValue());
+            assertThat(o.get("message").asText()).as(bad.getKey()).startsWith(bad.getValue() + ": ");
+        }
+        HttpResponse<String> twice = delete("/api/agent/sessions/c1", ANA, "{\"reason\":\"a\",\"reason\":\"b\"}");
+        assertThat(twice.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(twice.body()).get("message").asText()).contains("Duplicate field 'reason'");
+        assertThat(JSON.readTree(send("GET", "/api/agent/sessions/c1", ANA, null).body()).get("deleting").asBoolean())
+                .as("nothing is hidden").isFalse();
+        assertThat(JSON.readTree(send("GET", "/api/audit/deletions?sessionId=c1", ANA, null).body()).get("deletions"))
+                .as("nothing was requested").isEmpty();
+    }
+
     @Test
     void aPersonsDeletionGoesThroughTheGuardAndTheComputersAnswerAndTheAuditKeepsIt() throws Exception {
         HttpResponse<String> r = delete("/api/agent/sessions/a1", ANA, null);

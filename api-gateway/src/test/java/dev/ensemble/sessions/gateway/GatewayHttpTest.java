@@ -516,6 +516,87 @@ class GatewayHttpTest {
         }
     }
 
+    /** A ComputerStatus of acct-ana's laptop with a new eventId, as one line of JSON. */
+    private static String statusLine() {
+        return "{\"eventId\":\"" + java.util.UUID.randomUUID() + "\",\"type\":\"ComputerStatus\",\"account\":\"acct-ana\","
+                + "\"space\":\"web:space-1\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"computer:laptop-ana\","
+                + "\"payload\":{\"computerId\":\"laptop-ana\",\"online\":true}}";
+    }
+
+    private static HttpResponse<String> postBytes(String contentType, String contentEncoding, byte[] body) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events"))
+                .header("Authorization", "Bearer " + ANA).POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        if (contentType != null) b.header("Content-Type", contentType);
+        if (contentEncoding != null) b.header("Content-Encoding", contentEncoding);
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
+     * Bodies a buggy client sends: a JSON Lines batch with one broken line keeps its good lines (the broken one refused on
+     * its own, naming its line); a body that says it is not JSON, or is compressed, is a 415 saying what to send; bytes
+     * that are not UTF-8 and a field given twice are refused, not silently changed; a byte-order mark is taken; a wrong
+     * type or NaN is named without the parser's internals.
+     */
+    @Test
+    void badBodiesAreRefusedWithAReasonAndAJsonLinesBatchKeepsItsGoodLines() throws Exception {
+        String first = statusLine();
+        String last = statusLine();
+        HttpResponse<String> lines = post("/api/events", ANA, first + "\n{\"eventId\": broken\n" + last + "\n");
+        assertThat(lines.statusCode()).as(lines.body()).isEqualTo(200);
+        JsonNode answer = JSON.readTree(lines.body());
+        assertThat(answer.get("accepted").asInt()).as(lines.body()).isEqualTo(2);
+        assertThat(answer.get("rejected").asInt()).isEqualTo(1);
+        assertThat(answer.get("results").get(0).get("status").asText()).isEqualTo("accepted");
+        assertThat(answer.get("results").get(1).get("status").asText()).isEqualTo("rejected");
+        assertThat(answer.get("results").get(1).get("error").asText()).isEqualTo("invalid");
+        assertThat(answer.get("results").get(1).get("reason").asText()).startsWith("line 2 is not valid JSON: ");
+        assertThat(answer.get("results").get(2).get("status").asText()).isEqualTo("accepted");
+        // a pretty-printed body with an error is still one error for the whole body, where it is
+        HttpResponse<String> pretty = post("/api/events", ANA, "{\n  \"eventId\": \"x\",\n  \"type\": oops\n}");
+        assertThat(pretty.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(pretty.body()).get("message").asText()).startsWith("the body is not valid JSON: ").contains("at line 3");
+
+        byte[] one = statusLine().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        HttpResponse<String> form = postBytes("application/x-www-form-urlencoded", null, one);
+        assertThat(form.statusCode()).as(form.body()).isEqualTo(415);
+        assertThat(JSON.readTree(form.body()).get("error").asText()).isEqualTo("unsupported_media_type");
+        assertThat(JSON.readTree(form.body()).get("message").asText()).contains("Content-Type: application/json");
+        HttpResponse<String> gzip = postBytes("application/json", "gzip", one);
+        assertThat(gzip.statusCode()).isEqualTo(415);
+        assertThat(JSON.readTree(gzip.body()).get("message").asText()).contains("uncompressed");
+        assertThat(postBytes("application/json; charset=utf-8", null, one).statusCode()).isEqualTo(200);
+        assertThat(postBytes(null, null, statusLine().getBytes(java.nio.charset.StandardCharsets.UTF_8)).statusCode())
+                .as("no Content-Type: taken as JSON").isEqualTo(200);
+
+        byte[] bom = ("\uFEFF" + statusLine()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        HttpResponse<String> withBom = postBytes("application/json", null, bom);
+        assertThat(withBom.statusCode()).as(withBom.body()).isEqualTo(200);
+        String summary = statusLine().replace("\"online\":true", "\"online\":true,\"note\":\"bad XX bytes\"");
+        byte[] latin = summary.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int at = summary.indexOf("XX");
+        latin[at] = (byte) 0xff;
+        latin[at + 1] = (byte) 0xfe;
+        HttpResponse<String> notUtf8 = postBytes("application/json", null, latin);
+        assertThat(notUtf8.statusCode()).as(notUtf8.body()).isEqualTo(400);
+        assertThat(JSON.readTree(notUtf8.body()).get("message").asText()).startsWith("the body is not UTF-8 text: byte " + at);
+
+        String twice = statusLine().replaceFirst("\\{\"eventId\":\"", "{\"eventId\":\"first\",\"eventId\":\"");
+        HttpResponse<String> duplicate = post("/api/events", ANA, twice);
+        assertThat(duplicate.statusCode()).as(duplicate.body()).isEqualTo(400);
+        assertThat(JSON.readTree(duplicate.body()).get("message").asText()).contains("Duplicate field 'eventId'");
+
+        HttpResponse<String> numberType = post("/api/events", ANA, statusLine().replace("\"type\":\"ComputerStatus\"", "\"type\":7"));
+        assertThat(numberType.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(numberType.body()).get("results").get(0).get("reason").asText())
+                .contains("must be the event type's name (a string), not 7").doesNotContain("missing");
+        HttpResponse<String> nan = post("/api/events", ANA, "{\"eventId\": NaN}");
+        assertThat(nan.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(nan.body()).get("message").asText()).contains("not allowed in JSON").doesNotContain("JsonReadFeature");
+        HttpResponse<String> deep = post("/api/events", ANA, "[".repeat(1200) + "]".repeat(1200));
+        assertThat(deep.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(deep.body()).get("message").asText()).doesNotContain("StreamReadConstraints").doesNotContain("`");
+    }
+
     @Test
     void requestsNeedAKnownTokenAndErrorsAreJson() throws Exception {
         HttpResponse<String> none = get("/api/agent/sessions", null);

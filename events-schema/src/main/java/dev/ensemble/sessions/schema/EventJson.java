@@ -67,7 +67,9 @@ public final class EventJson {
         String eventId = textOrNull(node.get("eventId"));
         String type = textOrNull(node.get("type"));
         if (type == null) {
-            throw new InvalidEventException(eventId, null, "type", "required field is missing; one of " + EventTypes.names());
+            JsonNode given = node.get("type");
+            throw new InvalidEventException(eventId, null, "type", (given == null || given.isNull() ? "required field is missing"
+                    : "must be the event type's name (a string), not " + given) + "; one of " + EventTypes.names());
         }
         Schema payloadSchema = EventTypes.schemaOf(type);
         if (payloadSchema == null) {
