@@ -185,6 +185,8 @@ final class UpCommand implements Callable<Integer> {
         CommandChecks.requireWindow(spec, completedWindowDays);
         CommandChecks.requirePort(spec, "--port", port);
         CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
+        CommandChecks.requireAtLeast(spec, "--replication-factor", replicationFactor, 1);
+        CommandChecks.requireAtLeast(spec, "--poll-seconds", pollSeconds, 1); // also with --no-import: a wrong value is wrong
         Map<String, Object> given = cluster.clientProperties();
         DataDir data = DataDir.of(dataDir);
         if (cluster.bootstrapServers == null) {

@@ -81,6 +81,22 @@ class UpCommandTest {
     }
 
     @Test
+    void aPollIntervalBelowOneSecondIsRefusedBeforeAnythingStartsAlsoWithoutTheImport(@TempDir Path dir) {
+        for (String[] args : new String[][]{{"--poll-seconds", "-5"}, {"--poll-seconds", "0"}, {"--poll-seconds", "-5", "--no-import"}}) {
+            StringWriter err = new StringWriter();
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(err, true));
+            java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of("up", "--data-dir", dir.resolve("data").toString(),
+                    "--port", "0", "--kafka-port", "0"));
+            all.addAll(java.util.List.of(args));
+            assertThat(cli.execute(all.toArray(String[]::new))).as(all.toString()).isEqualTo(2);
+            assertThat(err.toString()).as(all.toString()).startsWith("--poll-seconds must be 1 or more, not " + args[1]
+                    + System.lineSeparator()).doesNotContain("Exception").doesNotContain("\tat ");
+            assertThat(dir.resolve("data")).as("nothing was created").doesNotExist();
+        }
+    }
+
+    @Test
     void upMakesAnExistingDataFolderOwnerOnlyFirst(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         Files.createDirectories(data);
