@@ -55,20 +55,53 @@ public final class ChoiceEvaluation {
                               List<String> issueKeys, List<String> files) {
     }
 
-    /** Reads at most {@code limit} tasks (≤ 0: all) of a tasks.jsonl file, in file order. */
+    /**
+     * Reads at most {@code limit} tasks (≤ 0: all) of a tasks.jsonl file, in file order.
+     *
+     * @throws IllegalArgumentException naming the file (and the line) when it is no file, cannot be read, or a line is
+     *                                  not a task: not valid JSON, or without its {@code id} or ISO-8601 {@code at}
+     */
     public static List<HistoryTask> read(Path file, int limit) {
+        if (Files.isDirectory(file)) {
+            throw new IllegalArgumentException(file + " is a folder, not a file");
+        }
         ObjectMapper json = new ObjectMapper();
         List<HistoryTask> out = new ArrayList<>();
         try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             String line;
+            int number = 0;
             while ((line = r.readLine()) != null && (limit <= 0 || out.size() < limit)) {
+                number++;
                 if (line.isBlank()) continue;
-                JsonNode n = json.readTree(line);
-                out.add(new HistoryTask(n.get("id").asText(), Instant.parse(n.get("at").asText()), n.path("title").asText(""),
+                JsonNode n;
+                try {
+                    n = json.readTree(line);
+                } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                    var at = e.getLocation();
+                    throw new IllegalArgumentException(file + ": not valid JSON at line " + number
+                            + (at == null || at.getColumnNr() < 1 ? "" : ", column " + at.getColumnNr()) + ": " + ConfigLoader.jsonProblem(e), e);
+                }
+                if (!n.isObject() || !n.path("id").isValueNode() || n.path("id").asText().isEmpty()) {
+                    throw new IllegalArgumentException(file + ": line " + number + " is no task: it has no \"id\"");
+                }
+                Instant when;
+                try {
+                    when = Instant.parse(n.path("at").asText());
+                } catch (java.time.format.DateTimeParseException e) {
+                    throw new IllegalArgumentException(file + ": line " + number + ": \"at\" must be an ISO-8601 time such as "
+                            + "2026-11-01T09:30:00Z, not " + (n.has("at") ? n.get("at").toString() : "missing"), e);
+                }
+                out.add(new HistoryTask(n.get("id").asText(), when, n.path("title").asText(""),
                         n.path("description").asText(""), strings(n.get("labels")), strings(n.get("issueKeys")), strings(n.get("files"))));
             }
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new IllegalArgumentException(file + " does not exist", e);
+        } catch (java.nio.file.AccessDeniedException e) {
+            throw new IllegalArgumentException("cannot read " + file + ": permission denied", e);
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new IllegalArgumentException(file + " is not UTF-8 text", e);
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw new IllegalArgumentException("cannot read " + file + ": " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()), e);
         }
         return out;
     }

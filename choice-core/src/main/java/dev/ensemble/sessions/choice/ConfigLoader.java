@@ -63,7 +63,7 @@ public final class ConfigLoader {
         try {
             override = JSON.readTree(overrideJson);
         } catch (JsonProcessingException e) {
-            throw new InvalidConfigException("not valid JSON: " + e.getOriginalMessage(), e);
+            throw new InvalidConfigException(notValidJson(e), e);
         }
         if (override == null || !override.isObject()) {
             throw new InvalidConfigException("the config must be a JSON object", null);
@@ -99,15 +99,50 @@ public final class ConfigLoader {
         }
     }
 
-    /** {@link #merge} over the defaults of the file's content. */
+    /** {@link #merge} over the defaults of the file's content; a file that cannot be read is named with the reason. */
     public static SessionChoiceConfig readFile(Path file) throws InvalidConfigException {
+        if (Files.isDirectory(file)) {
+            throw new InvalidConfigException(file + " is a folder, not a file", null);
+        }
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new InvalidConfigException(file + " does not exist", e);
+        } catch (java.nio.file.AccessDeniedException e) {
+            throw new InvalidConfigException("cannot read " + file + ": permission denied", e);
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new InvalidConfigException(file + " is not UTF-8 text", e);
         } catch (IOException e) {
-            throw new InvalidConfigException("cannot read " + file + ": " + e, e);
+            throw new InvalidConfigException("cannot read " + file + ": " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()), e);
         }
         return merge(SessionChoiceConfig.defaults(), text);
+    }
+
+    /**
+     * A JSON syntax error as a person reads it: {@code not valid JSON at line 1, column 9: unexpected end of input} (the
+     * line and column where the parser stopped, without Jackson's source description).
+     */
+    public static String notValidJson(JsonProcessingException e) {
+        var at = e.getLocation();
+        return "not valid JSON" + (at == null || at.getLineNr() < 1 ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
+                + ": " + jsonProblem(e);
+    }
+
+    /**
+     * What a JSON parser found wrong, without where (e.g. {@code unexpected end of input: expected close marker for
+     * Object}): Jackson's message cut before its source description, starting in lower case.
+     */
+    public static String jsonProblem(JsonProcessingException e) {
+        String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+        for (String cut : new String[]{"\n", " (start marker at", " at [Source"}) {
+            int i = m.indexOf(cut);
+            if (i >= 0) m = m.substring(0, i);
+        }
+        m = m.replace("end-of-input", "end of input").strip();
+        if (m.isEmpty()) return "a syntax error";
+        return m.length() > 1 && Character.isUpperCase(m.charAt(0)) && !Character.isUpperCase(m.charAt(1))
+                ? Character.toLowerCase(m.charAt(0)) + m.substring(1) : m;
     }
 
     private static void deepMerge(ObjectNode target, ObjectNode override, String path) throws InvalidConfigException {

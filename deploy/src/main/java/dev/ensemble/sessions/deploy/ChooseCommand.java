@@ -46,7 +46,7 @@ final class ChooseCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "TASK TITLE", description = "the task, as you would prompt it (several words are joined)")
     List<String> title;
 
-    @Option(names = "--folder", paramLabel = "DIR", description = "only sessions that worked in this folder (or one under it)")
+    @Option(names = "--folder", paramLabel = "DIR", description = "only sessions that worked in this folder (or one under it), as the sessions recorded it: it need not exist here (e.g. a copied agent store's)")
     Path folder;
 
     @Option(names = "--agent", paramLabel = "A", description = "only this agent's sessions (claude-code, codex, gemini-cli, copilot, cursor, opencode, qwen-code, grok-build, mistral-vibe, kimi-code); default: every agent with sessions here")

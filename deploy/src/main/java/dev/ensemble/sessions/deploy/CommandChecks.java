@@ -1,7 +1,12 @@
 package dev.ensemble.sessions.deploy;
 
+import dev.ensemble.sessions.choice.ConfigLoader;
+import dev.ensemble.sessions.choice.SessionChoiceConfig;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * The checks of a command's option values that picocli cannot make itself: each refuses a value as a usage error (exit
@@ -41,6 +46,38 @@ final class CommandChecks {
     /** Refuses a negative {@code --completed-window-days}. */
     static void requireWindow(CommandSpec spec, int days) {
         requireAtLeast(spec, "--completed-window-days", days, 0);
+    }
+
+    /**
+     * Refuses an output file option ({@code --report}, {@code --out}) that cannot be written, before the command does its
+     * work: "cannot write the report to FILE: its folder DIR does not exist" (or is not a folder, or is not writable;
+     * or FILE is a folder, or is not writable).
+     */
+    static void requireWritableFile(CommandSpec spec, String option, String what, Path file) {
+        Path absolute = file.toAbsolutePath().normalize();
+        Path folder = absolute.getParent();
+        String cannot = option + ": cannot write the " + what + " to " + file + ": ";
+        require(spec, !Files.isDirectory(absolute), cannot + "it is a folder; give a file's path");
+        if (folder != null) {
+            require(spec, Files.exists(folder), cannot + "its folder " + folder + " does not exist");
+            require(spec, Files.isDirectory(folder), cannot + folder + " is not a folder");
+            require(spec, Files.isWritable(folder) || Files.isWritable(absolute), cannot + "its folder " + folder + " is not writable");
+        }
+        require(spec, !Files.exists(absolute) || Files.isWritable(absolute), cannot + "it is not writable");
+    }
+
+    /**
+     * The session-choice config in {@code file} (the fields to change, merged over the defaults); a file that is missing,
+     * a folder, unreadable or not a valid config is refused with one line naming it and the reason, e.g.
+     * "FILE: not valid JSON at line 1, column 9: unexpected end of input".
+     */
+    static SessionChoiceConfig readConfig(Path file) {
+        try {
+            return ConfigLoader.readFile(file);
+        } catch (ConfigLoader.InvalidConfigException e) {
+            String m = e.getMessage();
+            throw new IllegalArgumentException(m.contains(file.toString()) ? m : file + ": " + m, e);
+        }
     }
 
     /** 1 as "1", 0.5 as "0.5". */

@@ -105,19 +105,30 @@ record DataDir(Path root) {
      * @throws IOException when the folder cannot be created (or {@link #root} is a file)
      */
     void createPrivate() throws IOException {
+        requireNotAFile();
         if (!root.getFileSystem().supportedFileAttributeViews().contains("posix")) {
-            Files.createDirectories(root); // its own access rules apply (e.g. the user's profile folder on Windows)
+            try {
+                Files.createDirectories(root); // its own access rules apply (e.g. the user's profile folder on Windows)
+            } catch (IOException e) {
+                throw cannotCreate(e);
+            }
             return;
         }
         Path parent = root.toAbsolutePath().getParent();
-        if (parent != null) {
-            Files.createDirectories(parent);
+        try {
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+        } catch (IOException e) {
+            throw cannotCreate(e);
         }
         try {
             Files.createDirectory(root, PosixFilePermissions.asFileAttribute(OWNER_ONLY_FOLDER));
             return;
         } catch (FileAlreadyExistsException e) {
             requireNotAFile();
+        } catch (IOException e) {
+            throw cannotCreate(e);
         }
         try {
             if (!Files.getPosixFilePermissions(root).equals(OWNER_ONLY_FOLDER)) {
@@ -126,8 +137,49 @@ record DataDir(Path root) {
             }
         } catch (IOException e) {
             LOG.warn("Cannot make the data folder {} accessible to its owner only ({}); other users may read its files",
-                    root, e.toString());
+                    root, reason(e, root));
         }
+    }
+
+    /** "cannot create the data folder ROOT: REASON; give another --data-dir". */
+    private IOException cannotCreate(IOException e) {
+        return new IOException("cannot create the data folder " + root + ": " + reason(e, root) + "; give another --data-dir", e);
+    }
+
+    /**
+     * Why a file operation failed, as a person reads it, without the exception's class: "permission denied", "no such
+     * file or folder: /a/b", "a file is in the way: /a/b", "read-only file system", or the system's own reason.
+     */
+    static String reason(IOException e) {
+        return reason(e, null);
+    }
+
+    /** {@link #reason(IOException)}, without the file when it is {@code about} (which the message names already). */
+    static String reason(IOException e, Path about) {
+        String r = reasonWithFile(e);
+        String suffix = about == null ? null : ": " + about;
+        return suffix != null && r.endsWith(suffix) ? r.substring(0, r.length() - suffix.length()) : r;
+    }
+
+    private static String reasonWithFile(IOException e) {
+        if (e instanceof java.nio.file.AccessDeniedException a) {
+            return "permission denied" + (a.getReason() != null ? " (" + a.getReason() + ")" : "");
+        }
+        if (e instanceof java.nio.file.NoSuchFileException n) {
+            return "no such file or folder" + (n.getFile() != null ? ": " + n.getFile() : "");
+        }
+        if (e instanceof FileAlreadyExistsException f) {
+            return "a file is in the way" + (f.getFile() != null ? ": " + f.getFile() : "");
+        }
+        if (e instanceof java.nio.file.NotDirectoryException n) {
+            return "not a folder: " + n.getFile();
+        }
+        if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
+            String r = f.getReason();
+            return (r.isEmpty() ? r : Character.toLowerCase(r.charAt(0)) + r.substring(1))
+                    + (f.getFile() != null ? ": " + f.getFile() : "");
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
 
     /**

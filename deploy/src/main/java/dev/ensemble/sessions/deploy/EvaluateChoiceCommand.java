@@ -1,7 +1,6 @@
 package dev.ensemble.sessions.deploy;
 
 import dev.ensemble.sessions.choice.ChoiceEvaluation;
-import dev.ensemble.sessions.choice.ConfigLoader;
 import dev.ensemble.sessions.choice.EvaluateChoice;
 import dev.ensemble.sessions.choice.SessionChoiceConfig;
 import picocli.CommandLine.Command;
@@ -36,16 +35,24 @@ final class EvaluateChoiceCommand implements Callable<Integer> {
     @Option(names = "--out", description = "also write the report (Markdown) here")
     Path out;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
-        if (!Files.isReadable(history)) {
-            throw new IllegalArgumentException(history + " cannot be read");
+        if (out != null) { // before the replay: a report that cannot be written is known now
+            CommandChecks.requireWritableFile(spec, "--out", "report", out);
         }
-        SessionChoiceConfig cfg = config == null ? SessionChoiceConfig.defaults() : ConfigLoader.readFile(config);
+        SessionChoiceConfig cfg = config == null ? SessionChoiceConfig.defaults() : CommandChecks.readConfig(config);
+        // a history that is missing, a folder or not JSON lines: one line naming it (and the line) and why
         String report = EvaluateChoice.run(ChoiceEvaluation.read(history, limit), cfg, calibrate);
         System.out.println(report);
         if (out != null) {
-            Files.writeString(out, report, StandardCharsets.UTF_8);
+            try {
+                Files.writeString(out, report, StandardCharsets.UTF_8);
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("cannot write the report to " + out + ": " + DataDir.reason(e, out), e);
+            }
         }
         return 0;
     }

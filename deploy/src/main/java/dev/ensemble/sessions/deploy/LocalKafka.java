@@ -154,12 +154,7 @@ public final class LocalKafka implements AutoCloseable {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0 (any free port) or 1..65535, got " + port);
         }
-        Path kafkaDir = dataDir.toAbsolutePath().resolve("kafka");
-        try {
-            Files.createDirectories(kafkaDir);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create the Kafka data folder " + kafkaDir, e);
-        }
+        Path kafkaDir = createKafkaFolder(dataDir);
         DataDirLock lock = DataDirLock.acquire(kafkaDir.resolve(LOCK_FILE));
         try {
             Path meta = metadataDir(kafkaDir).resolve(META_PROPERTIES);
@@ -216,6 +211,21 @@ public final class LocalKafka implements AutoCloseable {
      *
      * @throws InUse if another {@code LocalKafka} holds it
      */
+    /**
+     * Creates {@code dataDir/kafka}, the broker's folder, when missing.
+     *
+     * @throws UncheckedIOException when it cannot: "cannot create the Kafka data folder DIR: REASON" ({@link DataDir#reason})
+     */
+    static Path createKafkaFolder(Path dataDir) {
+        Path kafkaDir = dataDir.toAbsolutePath().resolve("kafka");
+        try {
+            Files.createDirectories(kafkaDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the Kafka data folder " + kafkaDir + ": " + DataDir.reason(e, kafkaDir), e);
+        }
+        return kafkaDir;
+    }
+
     static void requireNotInUse(Path dataDir) {
         Path kafkaDir = dataDir.toAbsolutePath().resolve("kafka");
         if (Files.isDirectory(kafkaDir)) {
@@ -647,7 +657,7 @@ public final class LocalKafka implements AutoCloseable {
             try {
                 channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot open the lock file " + file, e);
+                throw new UncheckedIOException("cannot open the lock file " + file + ": " + DataDir.reason(e, file), e);
             }
             FileLock lock;
             try {
@@ -656,7 +666,7 @@ public final class LocalKafka implements AutoCloseable {
                 lock = null;
             } catch (IOException e) {
                 closeQuietly(channel);
-                throw new UncheckedIOException("cannot lock " + file, e);
+                throw new UncheckedIOException("cannot lock " + file + ": " + DataDir.reason(e, file), e);
             }
             if (lock == null) {
                 closeQuietly(channel);

@@ -73,6 +73,7 @@ final class RebuildCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         CommandChecks.requireWindow(spec, completedWindowDays);
         CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
+        CommandChecks.requireAtLeast(spec, "--replication-factor", replicationFactor, 1);
         Map<String, Object> security = cluster.clientProperties();
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;

@@ -1,6 +1,5 @@
 package dev.ensemble.sessions.deploy;
 
-import dev.ensemble.sessions.choice.ConfigLoader;
 import dev.ensemble.sessions.choice.SessionChoiceConfig;
 import dev.ensemble.sessions.choice.recalibration.Recalibration;
 import dev.ensemble.sessions.choice.recalibration.RecalibrationReport;
@@ -46,11 +45,17 @@ final class RecalibrateCommand implements Callable<Integer> {
     @Option(names = "--report", description = "also write an HTML report with plots here")
     Path report;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     PrintStream out = System.out;
 
     @Override
     public Integer call() throws Exception {
-        SessionChoiceConfig cfg = ConfigLoader.readFile(config);
+        if (report != null) { // before the log is read: a report that cannot be written is known now
+            CommandChecks.requireWritableFile(spec, "--report", "report", report);
+        }
+        SessionChoiceConfig cfg = CommandChecks.readConfig(config);
         Instant from = null;
         if (since != null) {
             try {
@@ -81,7 +86,11 @@ final class RecalibrateCommand implements Callable<Integer> {
                 read.outcomes().size(), read.undecodable() > 0 ? ", " + read.undecodable() + " undecodable skipped" : "");
         out.println(RecalibrationReport.markdown(c));
         if (report != null) {
-            Files.writeString(report, RecalibrationReport.html(c), StandardCharsets.UTF_8);
+            try {
+                Files.writeString(report, RecalibrationReport.html(c), StandardCharsets.UTF_8);
+            } catch (java.io.IOException e) { // e.g. its folder was removed meanwhile
+                throw new IllegalStateException("cannot write the report to " + report + ": " + DataDir.reason(e, report), e);
+            }
             out.println("Report: " + report.toAbsolutePath());
         }
         return 0;

@@ -128,6 +128,11 @@ final class UpCommand implements Callable<Integer> {
                 + "; stop it or choose another data folder with --data-dir", e);
     }
 
+    /** The broker's folder in the data folder cannot be created or locked: its message (folder and reason) and the option. */
+    static CannotStart cannotUseDataFolder(java.io.UncheckedIOException e) {
+        return new CannotStart(e.getMessage() + "; give another --data-dir", e);
+    }
+
     /** A process's command-line arguments, empty when they cannot be read. */
     private static List<String> arguments(long pid) {
         java.util.Optional<String[]> args = ProcessHandle.of(pid).flatMap(h -> h.info().arguments());
@@ -185,6 +190,8 @@ final class UpCommand implements Callable<Integer> {
         CommandChecks.requireWindow(spec, completedWindowDays);
         CommandChecks.requirePort(spec, "--port", port);
         CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
+        CommandChecks.requireAtLeast(spec, "--replication-factor", replicationFactor, 1);
+        CommandChecks.requireAtLeast(spec, "--poll-seconds", pollSeconds, 1); // also with --no-import: a wrong value is wrong
         Map<String, Object> given = cluster.clientProperties();
         DataDir data = DataDir.of(dataDir);
         if (cluster.bootstrapServers == null) {
@@ -192,10 +199,19 @@ final class UpCommand implements Callable<Integer> {
                 LocalKafka.requireNotInUse(data.root());
             } catch (LocalKafka.InUse e) {
                 throw dataFolderInUse(data.root(), e);
+            } catch (java.io.UncheckedIOException e) {
+                throw cannotUseDataFolder(e);
             }
         }
         requireFreePort(port); // before the broker and the services start: nothing to stop
         data.createPrivate(); // owner-only, also when it exists already
+        if (cluster.bootstrapServers == null) {
+            try { // before anything starts: a folder where the broker cannot write ends here, with the reason
+                LocalKafka.createKafkaFolder(data.root());
+            } catch (java.io.UncheckedIOException e) {
+                throw cannotUseDataFolder(e);
+            }
+        }
         String who = account != null ? account : System.getProperty("user.name", "local");
         List<AutoCloseable> running = new ArrayList<>();
         // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)
@@ -225,6 +241,8 @@ final class UpCommand implements Callable<Integer> {
                     kafka = LocalKafka.start(data.root(), kafkaPort);
                 } catch (LocalKafka.InUse e) {
                     throw dataFolderInUse(data.root(), e); // refused before anything started
+                } catch (java.io.UncheckedIOException e) { // its lock file cannot be made (e.g. a read-only folder)
+                    throw cannotUseDataFolder(e);
                 }
                 running.add(kafka);
                 kafka.waitUntilReady(Duration.ofSeconds(60));

@@ -49,6 +49,18 @@ class DataDirTest {
     }
 
     @Test
+    void aDataFolderThatCannotBeCreatedIsNamedWithTheReasonAndTheOption(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("notes.txt"), "x");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(file.resolve("data")).createPrivate())
+                .isInstanceOf(java.io.IOException.class).hasMessage("cannot create the data folder " + file.resolve("data")
+                        + ": a file is in the way: " + file + "; give another --data-dir");
+        assertThat(DataDir.reason(new java.nio.file.AccessDeniedException("/a/b"))).isEqualTo("permission denied");
+        assertThat(DataDir.reason(new java.nio.file.NoSuchFileException("/a/b"), Path.of("/a/b"))).isEqualTo("no such file or folder");
+        assertThat(DataDir.reason(new java.nio.file.FileSystemException("/p", null, "Read-only file system")))
+                .isEqualTo("read-only file system: /p");
+    }
+
+    @Test
     void aPrivateFileIsOwnerOnlyWhetherNewOrRewritten(@TempDir Path dir) throws Exception {
         assumeTrue(dir.getFileSystem().supportedFileAttributeViews().contains("posix"), "no POSIX permissions here");
         DataDir data = new DataDir(dir.resolve("data"));

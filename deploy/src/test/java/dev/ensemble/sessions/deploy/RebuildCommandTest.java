@@ -108,6 +108,18 @@ class RebuildCommandTest {
         assertThat(dir.resolve("data")).doesNotExist();
     }
 
+    @Test
+    void aReplicationFactorBelowOneIsRefusedByRebuildAndUpBeforeAnythingStarts(@TempDir Path dir) {
+        for (Object command : List.of(new RebuildCommand(), new UpCommand())) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            CommandLine cli = new CommandLine(command);
+            cli.setErr(new java.io.PrintWriter(err));
+            assertThat(cli.execute("--data-dir", dir.resolve("data").toString(), "--replication-factor", "0")).isEqualTo(2);
+            assertThat(err.toString()).startsWith("--replication-factor must be 1 or more, not 0");
+        }
+        assertThat(dir.resolve("data")).doesNotExist();
+    }
+
     /** As a JSON tree (Avro's equals fails on arrays of records holding Instants). */
     private static Object tree(SessionView v) {
         return dev.ensemble.sessions.schema.EventJson.recordToJson(v);

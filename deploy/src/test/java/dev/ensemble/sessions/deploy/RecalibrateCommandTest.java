@@ -94,6 +94,37 @@ class RecalibrateCommandTest {
         assertThat(seen).anySatisfy(e -> assertThat(e.getAccount()).isEqualTo("acct-c"));
     }
 
+    @Test
+    @org.junit.jupiter.api.Order(3)
+    void aReportThatCannotBeWrittenOrAConfigThatIsNotJsonIsRefusedWithTheReasonBeforeTheLogIsRead(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path config = Files.writeString(dir.resolve("c.json"), "{\"version\": \"cand-1\"");
+        Path report = dir.resolve("missing/r.html");
+        for (String[] args : new String[][]{{"--report", report.toString()}, {"--report", dir.toString()}, {}}) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            CommandLine cli = EnsembleSessions.commandLine(); // as main runs it: its "error: " line for a failure
+            cli.setErr(new java.io.PrintWriter(err, true));
+            java.util.List<String> all = new java.util.ArrayList<>(List.of("recalibrate", "--config", config.toString(),
+                    "--bootstrap-servers", cluster.bootstrapServers()));
+            all.addAll(List.of(args));
+            CapturedStdout.Printed printed = CapturedStdout.run(() -> cli.execute(all.toArray(String[]::new)));
+            int code = printed.code();
+            assertThat(printed.out()).as("nothing was read or reported").isEmpty();
+            if (args.length == 0) {
+                assertThat(code).isEqualTo(1);
+                assertThat(err.toString()).isEqualTo("error: " + config + ": not valid JSON at line 1, column 21: unexpected end of input: "
+                        + "expected close marker for Object" + System.lineSeparator());
+            } else if (args[1].equals(report.toString())) {
+                assertThat(code).isEqualTo(2);
+                assertThat(err.toString()).startsWith("--report: cannot write the report to " + report + ": its folder "
+                        + report.getParent() + " does not exist" + System.lineSeparator());
+            } else {
+                assertThat(code).isEqualTo(2);
+                assertThat(err.toString()).startsWith("--report: cannot write the report to " + dir + ": it is a folder; give a file's path");
+            }
+        }
+    }
+
     static Object decision(String runId) {
         Signals s = new Signals(false, false, false, false, 1, List.of("src/A.java"), 0, 0, List.of(), false, false, true, 0.1, 2, null);
         Scorer.Ranking r = Scorer.rescore(List.of(new Scorer.StoredCandidate("sess-" + runId, Instant.parse("2026-11-01T09:00:00Z"), s)),

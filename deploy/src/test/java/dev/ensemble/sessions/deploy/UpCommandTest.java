@@ -81,6 +81,43 @@ class UpCommandTest {
     }
 
     @Test
+    void aPollIntervalBelowOneSecondIsRefusedBeforeAnythingStartsAlsoWithoutTheImport(@TempDir Path dir) {
+        for (String[] args : new String[][]{{"--poll-seconds", "-5"}, {"--poll-seconds", "0"}, {"--poll-seconds", "-5", "--no-import"}}) {
+            StringWriter err = new StringWriter();
+            CommandLine cli = EnsembleSessions.commandLine();
+            cli.setErr(new PrintWriter(err, true));
+            java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of("up", "--data-dir", dir.resolve("data").toString(),
+                    "--port", "0", "--kafka-port", "0"));
+            all.addAll(java.util.List.of(args));
+            assertThat(cli.execute(all.toArray(String[]::new))).as(all.toString()).isEqualTo(2);
+            assertThat(err.toString()).as(all.toString()).startsWith("--poll-seconds must be 1 or more, not " + args[1]
+                    + System.lineSeparator()).doesNotContain("Exception").doesNotContain("\tat ");
+            assertThat(dir.resolve("data")).as("nothing was created").doesNotExist();
+        }
+    }
+
+    @Test
+    void aDataFolderTheBrokerCannotUseEndsUpWithOneLineNamingTheFolderAndTheReason(@TempDir Path dir) throws Exception {
+        Path data = Files.createDirectories(dir.resolve("data"));
+        Files.writeString(data.resolve("kafka"), "not a folder"); // where the broker's folder should be
+        StringWriter err = new StringWriter();
+        CommandLine cli = EnsembleSessions.commandLine();
+        cli.setErr(new PrintWriter(err, true));
+        assertThat(cli.execute("up", "--data-dir", data.toString(), "--port", "0", "--kafka-port", "0", "--no-import")).isEqualTo(1);
+        assertThat(err.toString()).isEqualTo("error: cannot create the Kafka data folder " + data.resolve("kafka")
+                + ": a file is in the way; give another --data-dir" + System.lineSeparator());
+        assertThat(data.resolve("state")).as("no service was started").doesNotExist();
+        assertThat(data.resolve("token")).as("no token was issued").doesNotExist();
+
+        Path file = Files.writeString(dir.resolve("notes.txt"), "x"); // a data folder under a file cannot be made
+        err.getBuffer().setLength(0);
+        assertThat(cli.execute("up", "--data-dir", file.resolve("data").toString(), "--port", "0", "--kafka-port", "0", "--no-import"))
+                .isEqualTo(1);
+        assertThat(err.toString()).isEqualTo("error: cannot create the data folder " + file.resolve("data") + ": a file is in the way: "
+                + file + "; give another --data-dir" + System.lineSeparator());
+    }
+
+    @Test
     void upMakesAnExistingDataFolderOwnerOnlyFirst(@TempDir Path dir) throws Exception {
         Path data = dir.resolve("data");
         Files.createDirectories(data);
