@@ -255,7 +255,8 @@ public final class Gateway implements AutoCloseable {
             case 413 -> error("too_large", TOO_LARGE);
             default -> error("http_" + e.getStatus(), e.getMessage());
         }));
-        app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.method() + " is not allowed on " + ctx.path())));
+        // the method as sent (Javalin names one it does not know INVALID)
+        app.error(405, ctx -> ctx.json(error("method_not_allowed", ctx.req().getMethod() + " is not allowed on " + ctx.path())));
         app.before(ctx -> refuseMalformedEscapes(ctx.queryString()));
         app.before("/api/*", this::authenticate);
         new WebPages(logins, ctx -> ctx.json(N.objectNode().put("service", "ensemble-sessions")
@@ -720,8 +721,9 @@ public final class Gateway implements AutoCloseable {
         if (values.size() == 1) {
             return values.get(0);
         }
-        if (values.isEmpty()) {
-            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+        if (values.isEmpty()) { // nothing, or [] (whose elements the reader gives as the values): an empty batch
+            return text.strip().startsWith("[") ? EventJson.mapper().createArrayNode()
+                    : com.fasterxml.jackson.databind.node.MissingNode.getInstance();
         }
         ArrayNode all = EventJson.mapper().createArrayNode();
         values.forEach(all::add);
@@ -883,6 +885,8 @@ public final class Gateway implements AutoCloseable {
             String message = switch (status) {
                 case 414 -> "the request's URI is longer than the gateway accepts (8 KiB); shorten the query (e.g. q)";
                 case 431 -> "the request's headers are larger than the gateway accepts (8 KiB)";
+                case 400 -> "the request could not be read" + (reason == null ? "" : " (" + reason + ")")
+                        + ": check that each % in its path and query is followed by two hex digits (a % itself is %25)";
                 default -> "the request could not be read" + (reason == null ? "" : ": " + reason);
             };
             fields.put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "application/json");

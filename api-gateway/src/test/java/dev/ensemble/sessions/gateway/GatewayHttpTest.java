@@ -592,6 +592,23 @@ class GatewayHttpTest {
         HttpResponse<String> nan = post("/api/events", ANA, "{\"eventId\": NaN}");
         assertThat(nan.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(nan.body()).get("message").asText()).contains("not allowed in JSON").doesNotContain("JsonReadFeature");
+        for (String empty : List.of("[]", " [ ] ", "{\"events\": []}")) {
+            HttpResponse<String> none = post("/api/events", ANA, empty);
+            assertThat(none.statusCode()).isEqualTo(400);
+            assertThat(JSON.readTree(none.body()).get("message").asText()).as(empty).startsWith("the batch is empty");
+        }
+        HttpResponse<String> foobar = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events"))
+                .header("Authorization", "Bearer " + ANA).method("FOOBAR", HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(foobar.statusCode()).isEqualTo(405);
+        assertThat(JSON.readTree(foobar.body()).get("message").asText()).isEqualTo("FOOBAR is not allowed on /api/events");
+        String badEscape; // a path no URI class builds: sent as raw bytes
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", gateway.port())) {
+            socket.getOutputStream().write(("GET /api/agent/sessions/%ZZ HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + ANA
+                    + "\r\nConnection: close\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            badEscape = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        assertThat(badEscape).startsWith("HTTP/1.1 400").contains("followed by two hex digits");
         HttpResponse<String> deep = post("/api/events", ANA, "[".repeat(1200) + "]".repeat(1200));
         assertThat(deep.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(deep.body()).get("message").asText()).doesNotContain("StreamReadConstraints").doesNotContain("`");

@@ -32,6 +32,7 @@ public final class ConfigWatcher {
     private FileTime seenMtime;
     private long seenSize = -1;
     private boolean seenExists;
+    private boolean seenFolder;
     private SessionChoiceConfig current = SessionChoiceConfig.defaults();
     private String lastProblem;
 
@@ -87,6 +88,7 @@ public final class ConfigWatcher {
         lastCheck = now;
         if (file == null) return;
         boolean exists = Files.isRegularFile(file);
+        boolean folder = !exists && Files.isDirectory(file);
         FileTime mtime = null;
         long size = -1;
         String unreadable = null;
@@ -98,15 +100,16 @@ public final class ConfigWatcher {
                 unreadable = e.toString();
             }
         }
-        if (exists == seenExists && Objects.equals(mtime, seenMtime) && size == seenSize && unreadable == null) return;
+        if (exists == seenExists && folder == seenFolder && Objects.equals(mtime, seenMtime) && size == seenSize && unreadable == null) return;
         seenExists = exists;
+        seenFolder = folder;
         seenMtime = mtime;
         seenSize = size;
         if (!exists || unreadable != null) {
             current = SessionChoiceConfig.defaults();
-            lastProblem = exists ? "cannot read it: " + unreadable : "no such file";
-            refused.accept("session-choice config " + file + (exists ? " cannot be read (" + unreadable + ")" : " is absent")
-                    + ": the defaults apply (" + current.version() + ")");
+            lastProblem = exists ? "cannot read it: " + unreadable : folder ? "it is a folder, not a file" : "no such file";
+            refused.accept("session-choice config " + file + (exists ? " cannot be read (" + unreadable + ")"
+                    : folder ? " is a folder, not a file" : " is absent") + ": the defaults apply (" + current.version() + ")");
             return;
         }
         try {

@@ -155,7 +155,17 @@ class ConfigTest {
             assertThat(w.current()).isEqualTo(SessionChoiceConfig.defaults());
             assertThat(refused).hasSize(2).last().asString().contains("is absent: the defaults apply");
             assertThat(loaded).hasSize(1);
+
+            Files.createDirectory(f); // a folder where the file was named: said as such, once
+            clock.now = clock.now.plusSeconds(30);
+            assertThat(w.current()).isEqualTo(SessionChoiceConfig.defaults());
+            assertThat(w.lastProblem()).isEqualTo("it is a folder, not a file");
+            assertThat(refused).hasSize(3).last().asString().contains("is a folder, not a file: the defaults apply");
+            clock.now = clock.now.plusSeconds(30);
+            w.current();
+            assertThat(refused).as("not said again while nothing changes").hasSize(3);
         } finally {
+            if (Files.isDirectory(f)) Files.delete(f);
             Files.deleteIfExists(f);
         }
     }
