@@ -214,6 +214,14 @@ class SessionChoiceEndToEndTest {
     }
 
     @Test
+    void anInvalidClaimIsRefusedNamingTheField() throws Exception {
+        HttpResponse<String> r = post("/api/session-choice", claim("c0000000-0000-0000-0000-000000000010", "job-y", null, "t", "")
+                .replaceFirst("\"occurredAt\":\"[^\"]*\"", "\"occurredAt\":\"yesterday\""));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+        assertThat(JSON.readTree(r.body()).get("field").asText()).as(r.body()).isEqualTo("occurredAt");
+    }
+
+    @Test
     void aChoiceForAnotherAccountIsRefused() throws Exception {
         HttpResponse<String> r = post("/api/session-choice", claim("c0000000-0000-0000-0000-000000000009", "job-x", null, "t", "")
                 .replace("\"account\":\"acct-ana\"", "\"account\":\"acct-bo\""));

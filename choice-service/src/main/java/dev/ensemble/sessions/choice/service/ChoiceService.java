@@ -198,7 +198,13 @@ public final class ChoiceService implements AutoCloseable {
                 records -> switchTo(dev.ensemble.sessions.schema.Generations.parse(records.get(dev.ensemble.sessions.schema.Generations.SERVING))));
         publisher = new ConfigPublisher(settings.bootstrapServers(), clientProperties, settings.config(), settings.clock(), Duration.ofSeconds(1)).start();
         http = Javalin.create(cfg -> cfg.showJavalinBanner = false);
-        http.exception(InvalidEventException.class, (e, ctx) -> ctx.status(400).json(error("invalid_event", e.getMessage())));
+        http.exception(InvalidEventException.class, (e, ctx) -> { // as the gateway's event intake answers: the field named
+            ObjectNode body = error("invalid_event", e.getMessage());
+            if (e.field() != null) {
+                body.put("field", e.field());
+            }
+            ctx.status(400).json(body);
+        });
         http.exception(ServiceUnavailable.class, (e, ctx) -> ctx.status(503).json(error("starting", e.getMessage())));
         http.before(this::requireSecret);
         http.post("/choice/decide", this::decide);
