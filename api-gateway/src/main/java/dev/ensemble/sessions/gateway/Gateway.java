@@ -632,7 +632,8 @@ public final class Gateway implements AutoCloseable {
                 throw new ApiError(413, "too_large", TOO_LARGE);
             }
         }
-        if (bytes.length > 0) {
+        String method = ctx.req().getMethod();
+        if (!method.equals("GET") && !method.equals("HEAD") && !blank(bytes)) {
             checkMediaType(ctx.header("Content-Type"), ctx.header("Content-Encoding"));
         }
         String text = utf8(bytes);
@@ -640,10 +641,23 @@ public final class Gateway implements AutoCloseable {
         return text;
     }
 
-    /** Media types a JSON body may be sent with (besides any {@code application/...+json}); none at all is taken too. */
+    /** Whether {@code bytes} are only ASCII white space (or none). */
+    private static boolean blank(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b != ' ' && b != '\t' && b != '\n' && b != '\r') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Media types a JSON body may be sent with (besides any {@code application/...+json}); none at all is taken too, and
+     * so is {@code text/plain} (what a script's {@code fetch} sends a string as).
+     */
     private static final java.util.Set<String> JSON_TYPES = java.util.Set.of("application/json", "application/x-ndjson",
-            "application/jsonl", "application/x-jsonl", "application/jsonlines", "application/x-jsonlines", "application/json-seq",
-            "text/json");
+            "application/ndjson", "application/jsonl", "application/x-jsonl", "application/jsonlines", "application/x-jsonlines",
+            "text/json", "text/plain");
 
     /**
      * A 415 for a body that says it is not JSON ({@code Content-Type}, e.g. curl's default
@@ -658,10 +672,21 @@ public final class Gateway implements AutoCloseable {
         if (contentType == null || contentType.isBlank()) {
             return;
         }
-        String type = contentType.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
+        String[] parts = contentType.split(";");
+        String type = parts[0].trim().toLowerCase(java.util.Locale.ROOT);
         if (!JSON_TYPES.contains(type) && !(type.startsWith("application/") && type.endsWith("+json"))) {
             throw new ApiError(415, "unsupported_media_type", "the body is sent as " + type + "; it must be JSON: send it with"
                     + " Content-Type: application/json (curl: -H 'Content-Type: application/json')").with("header", "Content-Type");
+        }
+        for (int i = 1; i < parts.length; i++) {
+            String[] kv = parts[i].split("=", 2);
+            if (kv.length == 2 && kv[0].trim().equalsIgnoreCase("charset")) {
+                String charset = kv[1].trim().replace("\"", "");
+                if (!charset.equalsIgnoreCase("utf-8") && !charset.equalsIgnoreCase("utf8")) {
+                    throw new ApiError(415, "unsupported_media_type", "the body is sent in " + charset
+                            + "; it must be UTF-8 (Content-Type: application/json; charset=utf-8, or no charset)").with("header", "Content-Type");
+                }
+            }
         }
     }
 
@@ -676,7 +701,7 @@ public final class Gateway implements AutoCloseable {
                     .decode(in).toString();
         } catch (java.nio.charset.CharacterCodingException e) {
             int at = in.position();
-            throw ApiError.badRequest("the body is not UTF-8 text: byte " + at + " (0x"
+            throw ApiError.badRequest("the body is not UTF-8 text: the byte at offset " + at + " (0x"
                     + String.format("%02x", bytes[Math.min(at, bytes.length - 1)] & 0xff) + ") does not belong there; send JSON in UTF-8");
         }
     }
@@ -708,6 +733,13 @@ public final class Gateway implements AutoCloseable {
      * the other lines. A field given twice in one object is not JSON taken here (the later would silently win).
      */
     static JsonNode eventsBody(String text) {
+        if (text.strip().startsWith("[")) { // an array is one value: its reader would give its elements and drop what follows
+            try {
+                return jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(text);
+            } catch (IOException e) {
+                throw ApiError.badJson(e);
+            }
+        }
         List<JsonNode> values;
         try {
             values = jsonReader().<JsonNode>readValues(text).readAll();
@@ -721,9 +753,8 @@ public final class Gateway implements AutoCloseable {
         if (values.size() == 1) {
             return values.get(0);
         }
-        if (values.isEmpty()) { // nothing, or [] (whose elements the reader gives as the values): an empty batch
-            return text.strip().startsWith("[") ? EventJson.mapper().createArrayNode()
-                    : com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+        if (values.isEmpty()) {
+            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
         }
         ArrayNode all = EventJson.mapper().createArrayNode();
         values.forEach(all::add);
@@ -744,7 +775,7 @@ public final class Gateway implements AutoCloseable {
 
         UnreadableLine(String line, int number, String reason) {
             super(line);
-            this.reason = "line " + number + " is not valid JSON: " + reason;
+            this.reason = "line " + number + " cannot be read as JSON: " + reason;
         }
 
         String reason() {
@@ -753,8 +784,9 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * {@code text} read as JSON Lines, each non-blank line a value or an {@link UnreadableLine}; null when no line is a
-     * JSON object on its own (then the body is one broken JSON value, e.g. pretty-printed, and its error is the answer).
+     * {@code text} read as JSON Lines, each non-blank line a value or an {@link UnreadableLine}; null when it is not JSON
+     * Lines of events: a line that does not start with an object's brace (a pretty-printed event's inner lines, anything
+     * else), or no line a JSON object on its own. Then the body is one broken JSON value, and its error is the answer.
      */
     private static JsonNode jsonLines(String text) {
         ArrayNode all = EventJson.mapper().createArrayNode();
@@ -765,12 +797,17 @@ public final class Gateway implements AutoCloseable {
             if (line.isBlank()) {
                 continue;
             }
+            if (!line.strip().startsWith("{")) {
+                return null;
+            }
             try {
                 JsonNode v = jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(line);
                 objectLine |= v != null && v.isObject();
                 all.add(v);
             } catch (IOException e) {
-                String why = e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? ApiError.jsonReason(j) : e.getMessage();
+                String why = e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? ApiError.jsonProblem(j)
+                        + (j.getLocation() == null || j.getLocation().getColumnNr() < 1 ? "" : ", at column " + j.getLocation().getColumnNr())
+                        : e.getMessage();
                 all.add(new UnreadableLine(line, i + 1, why));
             }
         }

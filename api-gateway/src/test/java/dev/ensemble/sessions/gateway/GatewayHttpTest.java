@@ -549,12 +549,27 @@ class GatewayHttpTest {
         assertThat(answer.get("results").get(0).get("status").asText()).isEqualTo("accepted");
         assertThat(answer.get("results").get(1).get("status").asText()).isEqualTo("rejected");
         assertThat(answer.get("results").get(1).get("error").asText()).isEqualTo("invalid");
-        assertThat(answer.get("results").get(1).get("reason").asText()).startsWith("line 2 is not valid JSON: ");
+        assertThat(answer.get("results").get(1).get("reason").asText()).startsWith("line 2 cannot be read as JSON: ")
+                .contains("at column 13").doesNotContain("at line");
         assertThat(answer.get("results").get(2).get("status").asText()).isEqualTo("accepted");
-        // a pretty-printed body with an error is still one error for the whole body, where it is
+        // a pretty-printed body, or an array one element a line, with an error is one error for the whole body, where it is:
+        // nothing of it is taken
         HttpResponse<String> pretty = post("/api/events", ANA, "{\n  \"eventId\": \"x\",\n  \"type\": oops\n}");
         assertThat(pretty.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(pretty.body()).get("message").asText()).startsWith("the body is not valid JSON: ").contains("at line 3");
+        String kept = statusLine();
+        HttpResponse<String> array = post("/api/events", ANA, "[\n{\"eventId\":\"e1\",\"type\": oops},\n" + kept + "\n]");
+        assertThat(array.statusCode()).as(array.body()).isEqualTo(400);
+        assertThat(JSON.readTree(array.body()).get("message").asText()).startsWith("the body is not valid JSON: ").contains("at line 2");
+        HttpResponse<String> keptAfter = post("/api/events", ANA, kept);
+        assertThat(JSON.readTree(keptAfter.body()).get("results").get(0).path("duplicate").asBoolean())
+                .as("the good element of the refused array was not taken").isFalse();
+        HttpResponse<String> trailing = post("/api/events", ANA, "[" + statusLine() + "] and more");
+        assertThat(trailing.statusCode()).as(trailing.body()).isEqualTo(400);
+        HttpResponse<String> truncated = post("/api/events", ANA, "{\"eventId\": \"x\"");
+        assertThat(truncated.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(truncated.body()).get("message").asText()).contains("end-of-input")
+                .doesNotContain("Source").doesNotContain("REDACTED").doesNotContain("start marker");
 
         byte[] one = statusLine().getBytes(java.nio.charset.StandardCharsets.UTF_8);
         HttpResponse<String> form = postBytes("application/x-www-form-urlencoded", null, one);
@@ -565,6 +580,11 @@ class GatewayHttpTest {
         assertThat(gzip.statusCode()).isEqualTo(415);
         assertThat(JSON.readTree(gzip.body()).get("message").asText()).contains("uncompressed");
         assertThat(postBytes("application/json; charset=utf-8", null, one).statusCode()).isEqualTo(200);
+        assertThat(postBytes("text/plain;charset=UTF-8", null, statusLine().getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                .statusCode()).as("a script's fetch of a string").isEqualTo(200);
+        HttpResponse<String> latin1 = postBytes("application/json; charset=ISO-8859-1", null, one);
+        assertThat(latin1.statusCode()).isEqualTo(415);
+        assertThat(JSON.readTree(latin1.body()).get("message").asText()).contains("must be UTF-8");
         assertThat(postBytes(null, null, statusLine().getBytes(java.nio.charset.StandardCharsets.UTF_8)).statusCode())
                 .as("no Content-Type: taken as JSON").isEqualTo(200);
 
@@ -578,7 +598,7 @@ class GatewayHttpTest {
         latin[at + 1] = (byte) 0xfe;
         HttpResponse<String> notUtf8 = postBytes("application/json", null, latin);
         assertThat(notUtf8.statusCode()).as(notUtf8.body()).isEqualTo(400);
-        assertThat(JSON.readTree(notUtf8.body()).get("message").asText()).startsWith("the body is not UTF-8 text: byte " + at);
+        assertThat(JSON.readTree(notUtf8.body()).get("message").asText()).startsWith("the body is not UTF-8 text: the byte at offset " + at + " ");
 
         String twice = statusLine().replaceFirst("\\{\"eventId\":\"", "{\"eventId\":\"first\",\"eventId\":\"");
         HttpResponse<String> duplicate = post("/api/events", ANA, twice);

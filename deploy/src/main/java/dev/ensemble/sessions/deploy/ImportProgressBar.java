@@ -52,14 +52,20 @@ final class ImportProgressBar implements ImportProgress {
             bar.close();
             bar = null;
         }
+        // one write: the summary and its store lines stay together whatever else prints (e.g. up's Ready block)
+        StringBuilder text = new StringBuilder();
         if (first || announced || summary.events() > 0 || !summary.skippedFiles().isEmpty() && summary.filesRead() > 0) {
-            out.println(line(summary));
+            text.append(line(summary)).append(System.lineSeparator());
         }
         if (first) {
             // every agent store: what it holds and what was imported from it, or why it cannot be read
             for (String store : summary.storeLines()) {
-                out.println("  " + store);
+                text.append("  ").append(store).append(System.lineSeparator());
             }
+        }
+        if (text.length() > 0) {
+            out.print(text);
+            out.flush();
         }
         announced = false;
         first = false;

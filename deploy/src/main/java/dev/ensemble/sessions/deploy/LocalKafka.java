@@ -206,12 +206,6 @@ public final class LocalKafka implements AutoCloseable {
     }
 
     /**
-     * Fails when a broker holds {@code dataDir/kafka} now (checked by taking its lock and letting it go); does nothing,
-     * and creates nothing, when that folder does not exist yet. For a command to say so before it checks anything else.
-     *
-     * @throws InUse if another {@code LocalKafka} holds it
-     */
-    /**
      * Creates {@code dataDir/kafka}, the broker's folder, when missing.
      *
      * @throws UncheckedIOException when it cannot: "cannot create the Kafka data folder DIR: REASON" ({@link DataDir#reason})
@@ -226,6 +220,12 @@ public final class LocalKafka implements AutoCloseable {
         return kafkaDir;
     }
 
+    /**
+     * Fails when a broker holds {@code dataDir/kafka} now (checked by taking its lock and letting it go); does nothing,
+     * and creates nothing, when that folder does not exist yet. For a command to say so before it checks anything else.
+     *
+     * @throws InUse if another {@code LocalKafka} holds it
+     */
     static void requireNotInUse(Path dataDir) {
         Path kafkaDir = dataDir.toAbsolutePath().resolve("kafka");
         if (Files.isDirectory(kafkaDir)) {

@@ -128,9 +128,17 @@ final class UpCommand implements Callable<Integer> {
                 + "; stop it or choose another data folder with --data-dir", e);
     }
 
-    /** The broker's folder in the data folder cannot be created or locked: its message (folder and reason) and the option. */
+    /**
+     * The broker's folder in the data folder cannot be created or locked: its message (folder and reason), and the option
+     * when it is about a folder; anything else the broker's start could not do (e.g. find a free port) as it is, with
+     * its cause's reason.
+     */
     static CannotStart cannotUseDataFolder(java.io.UncheckedIOException e) {
-        return new CannotStart(e.getMessage() + "; give another --data-dir", e);
+        String m = String.valueOf(e.getMessage());
+        boolean folder = m.contains("folder") || m.contains("lock");
+        String cause = e.getCause() == null || e.getCause().getMessage() == null || m.contains(e.getCause().getMessage()) ? ""
+                : " (" + e.getCause().getMessage() + ")";
+        return new CannotStart(m + cause + (folder ? "; give another --data-dir" : ""), e);
     }
 
     /** A process's command-line arguments, empty when they cannot be read. */

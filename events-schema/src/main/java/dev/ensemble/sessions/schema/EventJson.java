@@ -69,7 +69,7 @@ public final class EventJson {
         if (type == null) {
             JsonNode given = node.get("type");
             throw new InvalidEventException(eventId, null, "type", (given == null || given.isNull() ? "required field is missing"
-                    : "must be the event type's name (a string), not " + given) + "; one of " + EventTypes.names());
+                    : "must be the event type's name (a string), not " + abbreviated(given)) + "; one of " + EventTypes.names());
         }
         Schema payloadSchema = EventTypes.schemaOf(type);
         if (payloadSchema == null) {
@@ -192,6 +192,12 @@ public final class EventJson {
 
     private static boolean absent(JsonNode n) {
         return n == null || n.isNull() || n.isMissingNode();
+    }
+
+    /** A JSON value as an error message shows it: at most 40 characters of it. */
+    private static String abbreviated(JsonNode n) {
+        String s = n.toString();
+        return s.length() <= 40 ? s : s.substring(0, 40) + "… (" + s.length() + " characters)";
     }
 
     private static String textOrNull(JsonNode n) {

@@ -67,6 +67,18 @@ class ContractJsonTest {
     }
 
     @Test
+    void aTypeThatIsNotAStringIsSaidSoAndShownShort() {
+        String huge = "{\"k\":\"" + "x".repeat(100_000) + "\"}";
+        for (String type : java.util.List.of("7", huge)) {
+            assertThatThrownBy(() -> EventJson.parse("{\"eventId\":\"e1\",\"type\":" + type + ",\"account\":\"a\",\"payload\":{}}", CLOCK))
+                    .isInstanceOf(InvalidEventException.class)
+                    .hasMessageContaining("must be the event type's name (a string), not " + type.substring(0, Math.min(type.length(), 40)))
+                    .hasMessageNotContaining("missing")
+                    .satisfies(e -> assertThat(e.getMessage().length()).isLessThan(2_000));
+        }
+    }
+
+    @Test
     void unknownTypeNamesTheEvent() {
         assertThatThrownBy(() -> EventJson.parse("{\"eventId\":\"e1\",\"type\":\"RunExploded\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"x\",\"payload\":{}}", CLOCK))
                 .isInstanceOf(InvalidEventException.class)
