@@ -1,5 +1,7 @@
 package dev.ensemble.sessions.gateway;
 
+import dev.ensemble.sessions.schema.JsonErrors;
+
 /**
  * An error answer: HTTP status, a short machine-readable code and a message a person can act on. Rendered
  * as {@code {"error": code, "message": message}} plus any {@link #with details}, and a {@code Retry-After} header when
@@ -79,40 +81,13 @@ public class ApiError extends RuntimeException {
     }
 
     /**
-     * A body that is not JSON: the parser's reason and where, without its internals ("Unexpected character ('}'
-     * (code 125)): was expecting double-quote to start field name, at line 1, column 2").
+     * A body that is not JSON: the parser's reason and where, without its internals ("unexpected character ('}'
+     * (code 125)): was expecting double-quote to start field name, at line 1, column 2", {@link JsonErrors#problemAt}).
      */
     static ApiError badJson(java.io.IOException e) {
         if (e instanceof com.fasterxml.jackson.core.JsonProcessingException j) {
-            var at = j.getLocation();
-            return badRequest("the body is not valid JSON: " + jsonReason(j));
+            return badRequest("the body is not valid JSON: " + JsonErrors.problemAt(j));
         }
         return badRequest("the body could not be read: " + e.getMessage());
-    }
-
-    /** The parser's reason and where (line and column), as {@link #jsonProblem} words it. */
-    static String jsonReason(com.fasterxml.jackson.core.JsonProcessingException j) {
-        var at = j.getLocation();
-        return jsonProblem(j) + (at == null || at.getLineNr() < 1 ? "" : ", at line " + at.getLineNr() + ", column " + at.getColumnNr());
-    }
-
-    /**
-     * What the parser found wrong, without where and without its own settings, class names or source description:
-     * "Unexpected end-of-input: expected close marker for Object", not "... (start marker at [Source: REDACTED ...])";
-     * "Document nesting depth (1001) exceeds the maximum allowed (1000)", not "(1000, from `StreamReadConstraints...`)";
-     * "Non-standard token 'NaN': not allowed in JSON", not "enable `JsonReadFeature...` to allow".
-     */
-    static String jsonProblem(com.fasterxml.jackson.core.JsonProcessingException j) {
-        String m = String.valueOf(j.getOriginalMessage());
-        for (String cut : new String[]{"\n", " (start marker at", " (for Array starting at", " (for Object starting at",
-                " (for root starting at", " at [Source", " (not recognized as one since"}) {
-            int i = m.indexOf(cut);
-            if (i >= 0) {
-                m = m.substring(0, i);
-            }
-        }
-        return m.replaceAll(", from `[^`]*`", "")
-                .replaceAll(": enable `[^`]*` to allow", ": not allowed in JSON")
-                .replaceAll("`[A-Za-z_$][A-Za-z0-9_$.]*\\.[A-Z_]{3,}`", "a parser setting");
     }
 }

@@ -414,11 +414,7 @@ final class AssistantEndpoints {
         if (text == null || text.isBlank()) {
             return N.objectNode();
         }
-        try {
-            return Gateway.jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(text);
-        } catch (IOException e) {
-            throw ApiError.badJson(e);
-        }
+        return Gateway.oneJsonValue(text);
     }
 
     private static String blankToNull(String s) {

@@ -260,15 +260,11 @@ final class DeletionEndpoints {
         if (text == null || text.isBlank()) {
             return N.objectNode();
         }
-        try {
-            JsonNode n = Gateway.jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(text);
-            if (!n.isObject()) {
-                throw ApiError.badRequest("the body must be a JSON object");
-            }
-            return n;
-        } catch (IOException e) {
-            throw ApiError.badJson(e);
+        JsonNode n = Gateway.oneJsonValue(text);
+        if (!n.isObject()) {
+            throw ApiError.badRequest("the body must be a JSON object");
         }
+        return n;
     }
 
     /** The fields a deletion request's body may hold. */

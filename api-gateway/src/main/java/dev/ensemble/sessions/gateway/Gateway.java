@@ -734,15 +734,11 @@ public final class Gateway implements AutoCloseable {
      */
     static JsonNode eventsBody(String text) {
         if (text.strip().startsWith("[")) { // an array is one value: its reader would give its elements and drop what follows
-            try {
-                return jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(text);
-            } catch (IOException e) {
-                throw ApiError.badJson(e);
-            }
+            return oneJsonValue(text);
         }
         List<JsonNode> values;
         try {
-            values = jsonReader().<JsonNode>readValues(text).readAll();
+            values = JSON_VALUES.<JsonNode>readValues(text).readAll();
         } catch (IOException e) {
             JsonNode lines = jsonLines(text);
             if (lines == null) {
@@ -761,9 +757,20 @@ public final class Gateway implements AutoCloseable {
         return all;
     }
 
-    /** The reader of request bodies: JSON, a field given twice in one object refused. */
-    static com.fasterxml.jackson.databind.ObjectReader jsonReader() {
-        return EventJson.mapper().readerFor(JsonNode.class).with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    /** The reader of request bodies (immutable, shared): JSON, a field given twice in one object refused. */
+    private static final com.fasterxml.jackson.databind.ObjectReader JSON_VALUES = EventJson.mapper().readerFor(JsonNode.class)
+            .with(com.fasterxml.jackson.core.JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    /** The same for a body (or a line) that is one JSON value: text after it refused. */
+    private static final com.fasterxml.jackson.databind.ObjectReader ONE_JSON_VALUE =
+            JSON_VALUES.with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+    /** A request body that is one JSON value ({@link #ONE_JSON_VALUE}); anything else is a 400 naming where ({@link ApiError#badJson}). */
+    static JsonNode oneJsonValue(String text) {
+        try {
+            return ONE_JSON_VALUE.readTree(text);
+        } catch (IOException e) {
+            throw ApiError.badJson(e);
+        }
     }
 
     /**
@@ -801,13 +808,12 @@ public final class Gateway implements AutoCloseable {
                 return null;
             }
             try {
-                JsonNode v = jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(line);
+                JsonNode v = ONE_JSON_VALUE.readTree(line);
                 objectLine |= v != null && v.isObject();
                 all.add(v);
             } catch (IOException e) {
-                String why = e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? ApiError.jsonProblem(j)
-                        + (j.getLocation() == null || j.getLocation().getColumnNr() < 1 ? "" : ", at column " + j.getLocation().getColumnNr())
-                        : e.getMessage();
+                String why = e instanceof com.fasterxml.jackson.core.JsonProcessingException j
+                        ? dev.ensemble.sessions.schema.JsonErrors.problemAtColumn(j) : e.getMessage();
                 all.add(new UnreadableLine(line, i + 1, why));
             }
         }
@@ -816,11 +822,7 @@ public final class Gateway implements AutoCloseable {
 
     /** One JSON value; text after it is a 400 (not silently dropped). */
     private static JsonNode readJson(Context ctx) {
-        try {
-            return jsonReader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(body(ctx));
-        } catch (IOException e) {
-            throw ApiError.badJson(e);
-        }
+        return oneJsonValue(body(ctx));
     }
 
     /** How often a request whose holder refused the connection asks again which instance holds the account. */

@@ -189,7 +189,7 @@ class DeletionHttpTest {
         }
         HttpResponse<String> twice = delete("/api/agent/sessions/c1", ANA, "{\"reason\":\"a\",\"reason\":\"b\"}");
         assertThat(twice.statusCode()).isEqualTo(400);
-        assertThat(JSON.readTree(twice.body()).get("message").asText()).contains("Duplicate field 'reason'");
+        assertThat(JSON.readTree(twice.body()).get("message").asText()).contains("duplicate field 'reason'");
         assertThat(JSON.readTree(send("GET", "/api/agent/sessions/c1", ANA, null).body()).get("deleting").asBoolean())
                 .as("nothing is hidden").isFalse();
         assertThat(JSON.readTree(send("GET", "/api/audit/deletions?sessionId=c1", ANA, null).body()).get("deletions"))

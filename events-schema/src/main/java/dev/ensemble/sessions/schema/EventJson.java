@@ -54,7 +54,7 @@ public final class EventJson {
         try {
             node = MAPPER.readTree(json);
         } catch (JsonProcessingException e) {
-            throw new InvalidEventException(null, null, null, "not valid JSON: " + e.getOriginalMessage());
+            throw new InvalidEventException(null, null, null, "not valid JSON: " + JsonErrors.problemAt(e));
         }
         return fromJson(node, clock);
     }
