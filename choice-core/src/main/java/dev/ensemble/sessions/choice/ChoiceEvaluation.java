@@ -79,9 +79,10 @@ public final class ChoiceEvaluation {
                 } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
                     var at = e.getLocation();
                     throw new IllegalArgumentException(file + ": not valid JSON at line " + number
-                            + (at == null || at.getColumnNr() < 1 ? "" : ", column " + at.getColumnNr()) + ": " + ConfigLoader.jsonProblem(e), e);
+                            + (at == null || at.getColumnNr() < 1 ? "" : ", column " + at.getColumnNr()) + ": " + dev.ensemble.sessions.schema.JsonErrors.problem(e), e);
                 }
-                if (!n.isObject() || !n.path("id").isValueNode() || n.path("id").asText().isEmpty()) {
+                JsonNode id = n.path("id");
+                if (!n.isObject() || !id.isValueNode() || id.isNull() || id.asText().isEmpty()) {
                     throw new IllegalArgumentException(file + ": line " + number + " is no task: it has no \"id\"");
                 }
                 Instant when;
@@ -94,14 +95,8 @@ public final class ChoiceEvaluation {
                 out.add(new HistoryTask(n.get("id").asText(), when, n.path("title").asText(""),
                         n.path("description").asText(""), strings(n.get("labels")), strings(n.get("issueKeys")), strings(n.get("files"))));
             }
-        } catch (java.nio.file.NoSuchFileException e) {
-            throw new IllegalArgumentException(file + " does not exist", e);
-        } catch (java.nio.file.AccessDeniedException e) {
-            throw new IllegalArgumentException("cannot read " + file + ": permission denied", e);
-        } catch (java.nio.charset.CharacterCodingException e) {
-            throw new IllegalArgumentException(file + " is not UTF-8 text", e);
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read " + file + ": " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()), e);
+            throw new IllegalArgumentException(ConfigLoader.unreadable(file, e), e);
         }
         return out;
     }

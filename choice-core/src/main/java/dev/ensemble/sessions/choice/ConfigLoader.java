@@ -107,16 +107,27 @@ public final class ConfigLoader {
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
-        } catch (java.nio.file.NoSuchFileException e) {
-            throw new InvalidConfigException(file + " does not exist", e);
-        } catch (java.nio.file.AccessDeniedException e) {
-            throw new InvalidConfigException("cannot read " + file + ": permission denied", e);
-        } catch (java.nio.charset.CharacterCodingException e) {
-            throw new InvalidConfigException(file + " is not UTF-8 text", e);
         } catch (IOException e) {
-            throw new InvalidConfigException("cannot read " + file + ": " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName()), e);
+            throw new InvalidConfigException(unreadable(file, e), e);
         }
         return merge(SessionChoiceConfig.defaults(), text);
+    }
+
+    /**
+     * Why a text file of this module's (a config, a choice history) could not be read, as one line naming it: "FILE does
+     * not exist", "cannot read FILE: permission denied", "FILE is not UTF-8 text", else "cannot read FILE: REASON".
+     */
+    static String unreadable(Path file, IOException e) {
+        if (e instanceof java.nio.file.NoSuchFileException) {
+            return file + " does not exist";
+        }
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "cannot read " + file + ": permission denied";
+        }
+        if (e instanceof java.nio.charset.CharacterCodingException) {
+            return file + " is not UTF-8 text";
+        }
+        return "cannot read " + file + ": " + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName());
     }
 
     /**
@@ -126,23 +137,7 @@ public final class ConfigLoader {
     public static String notValidJson(JsonProcessingException e) {
         var at = e.getLocation();
         return "not valid JSON" + (at == null || at.getLineNr() < 1 ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr())
-                + ": " + jsonProblem(e);
-    }
-
-    /**
-     * What a JSON parser found wrong, without where (e.g. {@code unexpected end of input: expected close marker for
-     * Object}): Jackson's message cut before its source description, starting in lower case.
-     */
-    public static String jsonProblem(JsonProcessingException e) {
-        String m = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
-        for (String cut : new String[]{"\n", " (start marker at", " at [Source"}) {
-            int i = m.indexOf(cut);
-            if (i >= 0) m = m.substring(0, i);
-        }
-        m = m.replace("end-of-input", "end of input").strip();
-        if (m.isEmpty()) return "a syntax error";
-        return m.length() > 1 && Character.isUpperCase(m.charAt(0)) && !Character.isUpperCase(m.charAt(1))
-                ? Character.toLowerCase(m.charAt(0)) + m.substring(1) : m;
+                + ": " + dev.ensemble.sessions.schema.JsonErrors.problem(e);
     }
 
     private static void deepMerge(ObjectNode target, ObjectNode override, String path) throws InvalidConfigException {

@@ -45,6 +45,9 @@ class EvaluateChoiceCommandTest {
         Files.writeString(history, TASK + "\n{\"title\": \"no id\"}\n");
         assertThat(evaluate("--history", history.toString()).err())
                 .isEqualTo("error: " + history + ": line 2 is no task: it has no \"id\"" + System.lineSeparator());
+        Files.writeString(history, TASK + "\n{\"id\": null, \"at\": \"2026-11-01T10:00:00Z\"}\n");
+        assertThat(evaluate("--history", history.toString()).err()).as("a null id is none")
+                .isEqualTo("error: " + history + ": line 2 is no task: it has no \"id\"" + System.lineSeparator());
         Files.writeString(history, "{\"id\": \"t1\", \"at\": \"yesterday\"}\n");
         assertThat(evaluate("--history", history.toString()).err()).isEqualTo("error: " + history
                 + ": line 1: \"at\" must be an ISO-8601 time such as 2026-11-01T09:30:00Z, not \"yesterday\"" + System.lineSeparator());
