@@ -143,7 +143,7 @@ public final class LocalKafka implements AutoCloseable {
      *                                  another process)
      * @throws IllegalStateException    if the storage cannot be formatted or read (e.g. it belongs
      *                                  to another node id), or the broker fails to start
-     * @throws UncheckedIOException     if {@code dataDir/kafka} cannot be created or locked
+     * @throws DataFolderUnusable      if {@code dataDir/kafka} cannot be created or locked
      */
     public static LocalKafka start(Path dataDir, int port) {
         return start(dataDir, port, LocalKafka::choosePort);
@@ -208,14 +208,14 @@ public final class LocalKafka implements AutoCloseable {
     /**
      * Creates {@code dataDir/kafka}, the broker's folder, when missing.
      *
-     * @throws UncheckedIOException when it cannot: "cannot create the Kafka data folder DIR: REASON" ({@link DataDir#reason})
+     * @throws DataFolderUnusable when it cannot: "cannot create the Kafka data folder DIR: REASON" ({@link DataDir#reason})
      */
     static Path createKafkaFolder(Path dataDir) {
         Path kafkaDir = dataDir.toAbsolutePath().resolve("kafka");
         try {
             Files.createDirectories(kafkaDir);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot create the Kafka data folder " + kafkaDir + ": " + DataDir.reason(e, kafkaDir), e);
+            throw new DataFolderUnusable("cannot create the Kafka data folder " + kafkaDir + ": " + DataDir.reason(e, kafkaDir), e);
         }
         return kafkaDir;
     }
@@ -623,6 +623,16 @@ public final class LocalKafka implements AutoCloseable {
     // ---------------------------------------------------------------------------------------------- helpers
 
     /**
+     * The data folder's {@code kafka/} folder, or its lock file, cannot be created, opened or locked (a read-only or
+     * missing parent, a file in the way): the message names it and the reason; nothing was started.
+     */
+    public static final class DataFolderUnusable extends UncheckedIOException {
+        DataFolderUnusable(String message, IOException cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
      * A start refused because another {@code LocalKafka} (in this or another process) holds the data folder's
      * {@code kafka/} folder; nothing was started or changed.
      */
@@ -657,7 +667,7 @@ public final class LocalKafka implements AutoCloseable {
             try {
                 channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot open the lock file " + file + ": " + DataDir.reason(e, file), e);
+                throw new DataFolderUnusable("cannot open the lock file " + file + ": " + DataDir.reason(e, file), e);
             }
             FileLock lock;
             try {
@@ -666,7 +676,7 @@ public final class LocalKafka implements AutoCloseable {
                 lock = null;
             } catch (IOException e) {
                 closeQuietly(channel);
-                throw new UncheckedIOException("cannot lock " + file + ": " + DataDir.reason(e, file), e);
+                throw new DataFolderUnusable("cannot lock " + file + ": " + DataDir.reason(e, file), e);
             }
             if (lock == null) {
                 closeQuietly(channel);

@@ -128,17 +128,9 @@ final class UpCommand implements Callable<Integer> {
                 + "; stop it or choose another data folder with --data-dir", e);
     }
 
-    /**
-     * The broker's folder in the data folder cannot be created or locked: its message (folder and reason), and the option
-     * when it is about a folder; anything else the broker's start could not do (e.g. find a free port) as it is, with
-     * its cause's reason.
-     */
-    static CannotStart cannotUseDataFolder(java.io.UncheckedIOException e) {
-        String m = String.valueOf(e.getMessage());
-        boolean folder = m.contains("folder") || m.contains("lock");
-        String cause = e.getCause() == null || e.getCause().getMessage() == null || m.contains(e.getCause().getMessage()) ? ""
-                : " (" + e.getCause().getMessage() + ")";
-        return new CannotStart(m + cause + (folder ? "; give another --data-dir" : ""), e);
+    /** The broker's folder in the data folder cannot be created or locked: its message (folder and reason) and the option. */
+    static CannotStart cannotUseDataFolder(LocalKafka.DataFolderUnusable e) {
+        return new CannotStart(e.getMessage() + "; give another --data-dir", e);
     }
 
     /** A process's command-line arguments, empty when they cannot be read. */
@@ -207,7 +199,7 @@ final class UpCommand implements Callable<Integer> {
                 LocalKafka.requireNotInUse(data.root());
             } catch (LocalKafka.InUse e) {
                 throw dataFolderInUse(data.root(), e);
-            } catch (java.io.UncheckedIOException e) {
+            } catch (LocalKafka.DataFolderUnusable e) {
                 throw cannotUseDataFolder(e);
             }
         }
@@ -216,7 +208,7 @@ final class UpCommand implements Callable<Integer> {
         if (cluster.bootstrapServers == null) {
             try { // before anything starts: a folder where the broker cannot write ends here, with the reason
                 LocalKafka.createKafkaFolder(data.root());
-            } catch (java.io.UncheckedIOException e) {
+            } catch (LocalKafka.DataFolderUnusable e) {
                 throw cannotUseDataFolder(e);
             }
         }
@@ -249,7 +241,7 @@ final class UpCommand implements Callable<Integer> {
                     kafka = LocalKafka.start(data.root(), kafkaPort);
                 } catch (LocalKafka.InUse e) {
                     throw dataFolderInUse(data.root(), e); // refused before anything started
-                } catch (java.io.UncheckedIOException e) { // its lock file cannot be made (e.g. a read-only folder)
+                } catch (LocalKafka.DataFolderUnusable e) { // its lock file cannot be made (e.g. a read-only folder)
                     throw cannotUseDataFolder(e);
                 }
                 running.add(kafka);
