@@ -49,6 +49,34 @@ class ImportProgressBarTest {
                 + System.lineSeparator());
     }
 
+    /**
+     * The summary and its store lines go out in one write, so that nothing another thread prints (up's Ready block) lands
+     * between them.
+     */
+    @Test
+    void theFirstImportsSummaryAndStoreLinesAreOneWrite() {
+        List<String> writes = new java.util.ArrayList<>();
+        java.io.OutputStream recording = new java.io.OutputStream() {
+            @Override
+            public void write(int b) {
+                writes.add(String.valueOf((char) b));
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                writes.add(new String(b, off, len, StandardCharsets.UTF_8));
+            }
+        };
+        ImportProgressBar bar = new ImportProgressBar(new PrintStream(recording, true, StandardCharsets.UTF_8));
+        bar.onStart(0, 0);
+        writes.clear();
+        bar.onDone(new ImportSummary(1, 1, 1, 1, 1, List.of(), 0, 0, List.of(
+                new ImportSummary.Store("claude-code", Path.of("/home/ana/.claude/projects"), true, 1, 1, 1, 1, 0, null),
+                new ImportSummary.Store("qwen-code", Path.of("/home/ana/.qwen"), false, 0, 0, 0, 0, 0, null))));
+        assertThat(writes).singleElement().asString().startsWith("imported 1 session").contains("  Claude Code (")
+                .contains("  Qwen Code (");
+    }
+
     @Test
     void theFirstImportNamesEveryAgentStoreWhatItImportedFromEachAndWhyOneIsUnreadable() {
         ImportSummary first = new ImportSummary(3, 9, 9, 30, 3, List.of(), 0, 0, List.of(

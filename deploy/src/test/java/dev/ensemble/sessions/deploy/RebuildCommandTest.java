@@ -98,24 +98,23 @@ class RebuildCommandTest {
 
     @Test
     void aNegativeCompletedWindowIsRefusedByRebuildAndUpBeforeAnythingStarts(@TempDir Path dir) {
-        for (Object command : List.of(new RebuildCommand(), new UpCommand())) {
-            java.io.StringWriter err = new java.io.StringWriter();
-            CommandLine cli = new CommandLine(command);
-            cli.setErr(new java.io.PrintWriter(err));
-            assertThat(cli.execute("--data-dir", dir.resolve("data").toString(), "--completed-window-days", "-1")).isEqualTo(2);
-            assertThat(err.toString()).contains("--completed-window-days must be 0 or more, not -1");
-        }
-        assertThat(dir.resolve("data")).doesNotExist();
+        assertRefusedByRebuildAndUpBeforeAnythingStarts(dir, "--completed-window-days", "-1",
+                "--completed-window-days must be 0 or more, not -1");
     }
 
     @Test
     void aReplicationFactorBelowOneIsRefusedByRebuildAndUpBeforeAnythingStarts(@TempDir Path dir) {
+        assertRefusedByRebuildAndUpBeforeAnythingStarts(dir, "--replication-factor", "0", "--replication-factor must be 1 or more, not 0");
+    }
+
+    /** {@code rebuild} and {@code up} with {@code option value}: exit code 2, {@code message} first, no data folder made. */
+    private static void assertRefusedByRebuildAndUpBeforeAnythingStarts(Path dir, String option, String value, String message) {
         for (Object command : List.of(new RebuildCommand(), new UpCommand())) {
             java.io.StringWriter err = new java.io.StringWriter();
             CommandLine cli = new CommandLine(command);
             cli.setErr(new java.io.PrintWriter(err));
-            assertThat(cli.execute("--data-dir", dir.resolve("data").toString(), "--replication-factor", "0")).isEqualTo(2);
-            assertThat(err.toString()).startsWith("--replication-factor must be 1 or more, not 0");
+            assertThat(cli.execute("--data-dir", dir.resolve("data").toString(), option, value)).isEqualTo(2);
+            assertThat(err.toString()).as(command.getClass().getSimpleName()).startsWith(message);
         }
         assertThat(dir.resolve("data")).doesNotExist();
     }
