@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Finds and aborts the hanging transactions a crash of the embedded broker can leave behind, with Kafka's own Admin
+ * Finds and ends the hanging transactions a crash of the embedded broker can leave behind, with Kafka's own Admin
  * API (what {@code kafka-transactions.sh find-hanging} and {@code abort} do).
  *
  * <p>When {@code up} is killed (a crash, {@code kill -9}, a lost machine) while a transaction commits, the restarted
@@ -36,15 +36,20 @@ import java.util.concurrent.TimeoutException;
  * cannot fetch its offsets and stays in {@code REBALANCING}; and the next transaction of the same producer commits the
  * open records with its own, so an event posted again after the crash is in the log twice. A transaction is hanging
  * when a partition holds an open transaction of a producer whose coordinator says it is over ({@code COMPLETE_*},
- * {@code EMPTY}) or does not list that partition. Each is ended as its coordinator decided ({@link #plan}):
+ * {@code EMPTY}) or does not list that partition. Each is ended as its coordinator decided ({@link #plan}), since the
+ * same transaction's other partitions may already carry its markers:
  * <ul>
- *   <li>one the coordinator committed whose open partitions are all of {@code sessions.events} (the gateway's intake,
- *       whose answers "accepted" may already be out: its commit returns before the markers are written) is committed:
- *       a producer with its transactional id appends one system record ({@code "*"}, no value, header
- *       {@value #RECOVERY_HEADER}, as the generations' handover markers) to each such partition and commits, and that
- *       commit's marker ends the open records with it, so each event is in the log once;</li>
- *   <li>every other (a Streams application's: its outputs, store changes and consumed offsets together) is aborted on
- *       each of its open partitions, as if its commit had failed: the application processes those records again.</li>
+ *   <li>one the coordinator committed is committed: a producer with its transactional id appends one system record
+ *       ({@code "*"}, no value, header {@value #RECOVERY_HEADER}, as the generations' handover markers) to each open
+ *       partition of an ordinary topic and commits, and that commit's marker ends the open records with it. So an
+ *       intake transaction's events, whose answers "accepted" may already be out (its commit returns before the
+ *       markers are written), are in the log once; and a Streams application's outputs and store changes stand with
+ *       the consumed offsets that were committed with them (aborting them lost processed events from the views for good:
+ *       the application went on after those offsets). The record is a tombstone of a key no store or view has: a
+ *       store's restore deletes nothing, a view's reader skips it. An open offset commit ({@code __consumer_offsets})
+ *       cannot take a record: it is aborted, and the application processes those records again (the projector
+ *       applies an event once, {@code AppliedEvents});</li>
+ *   <li>one the coordinator aborted, or whose end it no longer knows, is aborted on each of its open partitions.</li>
  * </ul>
  * (docs/reliability.md "Gateway start").
  *
@@ -74,16 +79,24 @@ final class HangingTransactions {
 
     /**
      * How each transactional id's hanging transaction is ended: {@link End#COMMIT} when its coordinator committed it
-     * ({@code COMPLETE_COMMIT}), it has a transactional id, and every partition it left open is one of
-     * {@code logTopic}; else {@link End#ABORT}. Ids in the order found.
+     * ({@code COMPLETE_COMMIT}) and one of its open partitions can take the commit's system record (a topic that is not
+     * internal, see {@link #takesRecord}); else {@link End#ABORT}. Ids in the order found.
      */
-    static Map<String, End> plan(List<Hanging> hanging, String logTopic) {
+    static Map<String, End> plan(List<Hanging> hanging) {
         Map<String, End> out = new java.util.LinkedHashMap<>();
+        Map<String, Boolean> committed = new java.util.LinkedHashMap<>();
+        Map<String, Boolean> appendable = new HashMap<>();
         for (Hanging h : hanging) {
-            boolean commit = h.coordinatorState() == TransactionState.COMPLETE_COMMIT && h.partition().topic().equals(logTopic);
-            out.merge(h.transactionalId(), commit ? End.COMMIT : End.ABORT, (a, b) -> a == End.COMMIT && b == End.COMMIT ? End.COMMIT : End.ABORT);
+            committed.merge(h.transactionalId(), h.coordinatorState() == TransactionState.COMPLETE_COMMIT, Boolean::logicalAnd);
+            appendable.merge(h.transactionalId(), takesRecord(h.partition()), Boolean::logicalOr);
         }
+        committed.forEach((id, c) -> out.put(id, c && appendable.get(id) ? End.COMMIT : End.ABORT));
         return out;
+    }
+
+    /** Whether a commit can append its system record to {@code p}: any topic but Kafka's own ({@code __consumer_offsets} ...). */
+    static boolean takesRecord(TopicPartition p) {
+        return !p.topic().startsWith("__");
     }
 
     /**
@@ -172,16 +185,8 @@ final class HangingTransactions {
                 }
             });
             List<Hanging> hanging = hanging(open, unchanged);
-            for (Map.Entry<String, End> p : plan(hanging, dev.ensemble.sessions.schema.Topics.EVENTS.name()).entrySet()) {
-                List<Hanging> of = hanging.stream().filter(h -> h.transactionalId().equals(p.getKey())).toList();
-                List<Hanging> toAbort = p.getValue() == End.COMMIT && commit(clientConfig, p.getKey(), of)
-                        ? awaitEnded(admin, of, MARKERS_WAIT) : of;
-                for (Hanging h : toAbort) {
-                    LOG.warn("aborting a transaction the broker's crash recovery left open, so that readers of {} go on: {}",
-                            h.partition(), h);
-                    admin.abortTransaction(new AbortTransactionSpec(h.partition(), h.producerId(), (short) h.producerEpoch(),
-                            h.coordinatorEpoch())).all().get(30, TimeUnit.SECONDS);
-                }
+            for (Map.Entry<String, End> p : plan(hanging).entrySet()) {
+                end(admin, clientConfig, p.getKey(), p.getValue(), hanging.stream().filter(h -> h.transactionalId().equals(p.getKey())).toList());
             }
             return hanging;
         } catch (ExecutionException | TimeoutException e) {
@@ -190,9 +195,33 @@ final class HangingTransactions {
     }
 
     /**
+     * Ends the hanging transaction of {@code transactionalId}, open on the partitions {@code of}, as {@code how} says:
+     * a commit ({@link #commit}) ends what took its record, and what is still open then is aborted, each logged.
+     *
+     * @return what was aborted, with the producer's epochs the aborts used
+     */
+    static List<Hanging> end(Admin admin, Map<String, Object> clientConfig, String transactionalId, End how, List<Hanging> of)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        List<Hanging> toAbort = of;
+        if (how == End.COMMIT && commit(clientConfig, transactionalId, of)) {
+            // what took the commit's record ends with its markers; an open offset commit is aborted, with the producer's
+            // epoch as the commit left it
+            toAbort = new ArrayList<>(awaitEnded(admin, of.stream().filter(h -> takesRecord(h.partition())).toList(), MARKERS_WAIT));
+            toAbort.addAll(stillOpen(admin, of.stream().filter(h -> !takesRecord(h.partition())).toList()));
+        }
+        for (Hanging h : toAbort) {
+            LOG.warn("aborting a transaction the broker's crash recovery left open, so that readers of {} go on: {}", h.partition(), h);
+            admin.abortTransaction(new AbortTransactionSpec(h.partition(), h.producerId(), (short) h.producerEpoch(),
+                    h.coordinatorEpoch())).all().get(30, TimeUnit.SECONDS);
+        }
+        return toAbort;
+    }
+
+    /**
      * Commits a transaction its coordinator committed but whose markers were skipped: a producer with its transactional
-     * id appends one system record to each open partition and commits; the commit's marker on a partition ends every open
-     * record of that producer there. False (logged) when that fails.
+     * id appends one system record to each open partition that {@link #takesRecord takes one} and commits; the commit's
+     * marker on a partition ends every open record of that producer there (the others stay open, for an abort). False
+     * (logged) when that fails.
      */
     static boolean commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
         Map<String, Object> config = new HashMap<>(clientConfig);
@@ -203,8 +232,11 @@ final class HangingTransactions {
             producer.initTransactions();
             producer.beginTransaction();
             for (Hanging h : of) {
+                if (!takesRecord(h.partition())) {
+                    continue;
+                }
                 LOG.warn("committing a transaction its coordinator committed but the broker's crash recovery left open, so that"
-                        + " readers of {} go on and each of its events is in the log once: {}", h.partition(), h);
+                        + " readers of {} go on and what it wrote stands: {}", h.partition(), h);
                 var record = new org.apache.kafka.clients.producer.ProducerRecord<String, byte[]>(h.partition().topic(),
                         h.partition().partition(), "*", null);
                 record.headers().add(RECOVERY_HEADER, "commit of a transaction left open by a crash".getBytes(java.nio.charset.StandardCharsets.UTF_8));
@@ -239,6 +271,9 @@ final class HangingTransactions {
 
     /** Those of {@code of} whose producer still has an open transaction from the same offset on their partition, as they are now. */
     private static List<Hanging> stillOpen(Admin admin, List<Hanging> of) throws InterruptedException, ExecutionException, TimeoutException {
+        if (of.isEmpty()) {
+            return List.of();
+        }
         var now = admin.describeProducers(of.stream().map(Hanging::partition).distinct().toList()).all().get(30, TimeUnit.SECONDS);
         List<Hanging> open = new ArrayList<>();
         for (Hanging h : of) {

@@ -29,7 +29,7 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What {@code up} aborts after a crash ({@link HangingTransactions}): only open transactions whose coordinator is done
+ * What {@code up} ends after a crash ({@link HangingTransactions}): only open transactions whose coordinator is done
  * with them. A crash that leaves one behind is a race inside the restarted broker (no public API makes one); the
  * soak's {@code kill -9} is where it happens for real ({@link SoakTest}).
  */
@@ -72,20 +72,52 @@ class HangingTransactionsTest {
     }
 
     @Test
-    void theIntakesCommittedTransactionIsCommittedAndEveryOtherAborted() {
+    void aCommittedTransactionIsCommittedWhereverItWroteAndAnAbortedOneAborted() {
         TopicPartition changelog = new TopicPartition("ensemble-projector-runs-changelog", 0);
+        TopicPartition view = new TopicPartition("sessions.view.sessions", 0);
         TopicPartition offsets = new TopicPartition("__consumer_offsets", 2);
         List<HangingTransactions.Hanging> hanging = List.of(
                 new HangingTransactions.Hanging(EVENTS_0, 7, 34, 3, 466, "ensemble-gateway-intake-0", TransactionState.COMPLETE_COMMIT),
                 new HangingTransactions.Hanging(EVENTS_1, 8, 2, 3, 90, "ensemble-gateway-intake-1", TransactionState.COMPLETE_ABORT),
-                // a Streams application's: its output to the log, a store change and its consumed offsets, all committed
-                new HangingTransactions.Hanging(EVENTS_0, 9, 5, 3, 470, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
-                new HangingTransactions.Hanging(changelog, 9, 5, 3, 12, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
-                new HangingTransactions.Hanging(offsets, 9, 5, 3, 40, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT));
-        assertThat(HangingTransactions.plan(hanging, "sessions.events")).containsExactly(
+                // a Streams application's, committed: its store change and view stand with the consumed offsets that
+                // may already carry their marker (as after a kill -9 of up: the projector's changelogs and views open,
+                // its offsets committed; aborting them lost those events from the views)
+                new HangingTransactions.Hanging(changelog, 9, 5, 3, 12, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
+                new HangingTransactions.Hanging(view, 9, 5, 3, 13, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
+                new HangingTransactions.Hanging(offsets, 9, 5, 3, 40, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
+                // committed, but open only where no record can go: aborted (the application processes the records again)
+                new HangingTransactions.Hanging(offsets, 10, 1, 3, 41, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
+                new HangingTransactions.Hanging(changelog, 11, 1, 3, 14, "ensemble-choice-a-1", TransactionState.EMPTY));
+        assertThat(HangingTransactions.plan(hanging)).containsExactly(
                 Map.entry("ensemble-gateway-intake-0", HangingTransactions.End.COMMIT),
                 Map.entry("ensemble-gateway-intake-1", HangingTransactions.End.ABORT),
-                Map.entry("ensemble-cleanup-a-1", HangingTransactions.End.ABORT));
+                Map.entry("ensemble-projector-a-1", HangingTransactions.End.COMMIT),
+                Map.entry("ensemble-cleanup-a-1", HangingTransactions.End.ABORT),
+                Map.entry("ensemble-choice-a-1", HangingTransactions.End.ABORT));
+    }
+
+    @Test
+    void onARealBrokerTheCommitPutsItsRecordInACompactedChangelogAndLeavesKafkasOwnTopicsAlone(@TempDir Path dir) throws Exception {
+        // the state a crash leaves (the coordinator committed, the markers skipped) has no public API to make it; this
+        // checks what the commit does with a Streams transaction's partitions: a compacted changelog takes the system
+        // record, an offset commit's partition is left for the abort (a record sent there would fail the whole commit)
+        try (LocalKafka kafka = brokerWithEvents(dir)) {
+            Map<String, Object> client = client(kafka);
+            TopicPartition changelog = new TopicPartition("app-store-changelog", 0);
+            TopicPartition offsets = new TopicPartition("__consumer_offsets", 0);
+            try (Admin a = Admin.create(client)) {
+                a.createTopics(List.of(new NewTopic(changelog.topic(), 1, (short) 1).configs(Map.of("cleanup.policy", "compact")))).all().get();
+            }
+            List<HangingTransactions.Hanging> of = List.of(
+                    new HangingTransactions.Hanging(changelog, 1, 0, 0, 0, "app-1", TransactionState.COMPLETE_COMMIT),
+                    new HangingTransactions.Hanging(offsets, 1, 0, 0, 0, "app-1", TransactionState.COMPLETE_COMMIT));
+
+            assertThat(HangingTransactions.commit(client, "app-1", of)).isTrue();
+
+            List<org.apache.kafka.clients.consumer.ConsumerRecord<String, String>> read = readCommitted(kafka, changelog, 1);
+            assertThat(read).extracting(r -> r.key() + "=" + r.value()).containsExactly("*=null");
+            assertThat(read.get(0).headers().lastHeader(HangingTransactions.RECOVERY_HEADER)).isNotNull();
+        }
     }
 
     /** A started embedded broker with a topic {@code events} of two partitions. */
@@ -214,5 +246,22 @@ class HangingTransactionsTest {
             }
         }
         return values;
+    }
+
+    /** Up to {@code n} records of {@code p} a {@code read_committed} reader sees (waits up to 30 s for them). */
+    private static List<org.apache.kafka.clients.consumer.ConsumerRecord<String, String>> readCommitted(LocalKafka kafka, TopicPartition p, int n) {
+        Map<String, Object> config = kafka.clientProperties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<org.apache.kafka.clients.consumer.ConsumerRecord<String, String>> read = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(config, new StringDeserializer(), new StringDeserializer())) {
+            c.assign(List.of(p));
+            c.seekToBeginning(List.of(p));
+            long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (read.size() < n && System.nanoTime() < until) {
+                c.poll(Duration.ofMillis(200)).forEach(read::add);
+            }
+        }
+        return read;
     }
 }
