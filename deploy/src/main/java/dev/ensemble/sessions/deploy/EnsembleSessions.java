@@ -31,13 +31,28 @@ public final class EnsembleSessions implements Runnable {
         System.exit(commandLine().execute(args));
     }
 
-    /** The command line {@link #main} runs: a command that fails prints {@code error: <message>} and ends with code 1. */
+    /**
+     * The command line {@link #main} runs: a command that fails prints {@code error: <message>} and ends with code 1; a
+     * bad option or argument prints what is wrong, picocli's suggestions for a misspelt one, and where the help is,
+     * and ends with code 2 (not the whole usage, under which the one line that matters scrolls away).
+     */
     static CommandLine commandLine() {
         return new CommandLine(new EnsembleSessions())
                 .setExecutionExceptionHandler((ex, cmd, parsed) -> {
                     cmd.getErr().println("error: " + ex.getMessage());
                     org.slf4j.LoggerFactory.getLogger(EnsembleSessions.class).debug("failure", ex);
                     return 1;
-                });
+                })
+                .setParameterExceptionHandler(EnsembleSessions::usageError);
+    }
+
+    /** Prints a usage error in a few lines: the message, suggestions for an unknown option, the command's help. */
+    private static int usageError(CommandLine.ParameterException ex, String[] args) {
+        CommandLine cmd = ex.getCommandLine();
+        java.io.PrintWriter err = cmd.getErr();
+        err.println(ex.getMessage());
+        CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+        err.println("See '" + cmd.getCommandSpec().qualifiedName() + " --help' for its options.");
+        return cmd.getCommandSpec().exitCodeOnInvalidInput();
     }
 }

@@ -229,6 +229,17 @@ class SessionsCommandTest {
         assertThat(bad.err()).startsWith("--status must be one of working, waiting, queued, idle, gone, not 'foo'");
     }
 
+    /** A misspelt option is named with what was meant and where the help is, not followed by the whole usage. */
+    @Test
+    void aMisspeltOptionSaysWhatWasMeantInAFewLines(@TempDir Path dir) {
+        ChooseCommandTest.Run bad = ChooseCommandTest.cli("sessions", "--stauts", "idle", "--data-dir", dir.toString());
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).startsWith("Unknown options: '--stauts', 'idle'" + NL + "Possible solutions: --status" + NL)
+                .endsWith("See 'ensemble-sessions sessions --help' for its options." + NL).doesNotContain("Usage:");
+        assertThat(bad.err().lines().count()).as(bad.err()).isLessThanOrEqualTo(4);
+        assertThat(bad.out()).isEmpty();
+    }
+
     @Test
     void withNothingRunningBothSaySoInOneLine(@TempDir Path dir) {
         for (String command : new String[]{"sessions", "show"}) {
