@@ -33,8 +33,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -69,30 +67,21 @@ final class RunCommand implements Runnable {
     }
 
     /**
-     * Starts a service (its parts added to {@code running} as they start, so that a failure stops those), prints its
-     * readiness, waits for SIGTERM or Ctrl-C and stops it: exit code 0. Stopped while starting, it exits 130 or 143.
+     * Starts a service (its parts added to the list {@code start} gets as they start, so that a failure stops those),
+     * prints its readiness, waits for SIGTERM or Ctrl-C and stops it: exit code 0. Stopped while starting, it exits 130
+     * or 143 ({@link ServiceLifetime}).
      *
      * @param start starts the service and returns the line it prints when ready
      */
-    static int runUntilStopped(String service, ServiceOptions options, ServiceOptions.Resolved kafka,
-                               List<AutoCloseable> running, Starter start) throws Exception {
+    static int runUntilStopped(String service, ServiceOptions options, ServiceOptions.Resolved kafka, Starter start) throws Exception {
         if (options.readyFile != null) {
             Files.deleteIfExists(options.readyFile); // one left by an instance killed before (kill -9) says nothing of this one
         }
         options.requireReachable(kafka); // before anything of the JVM changes: nothing to undo
-        CountDownLatch stopAsked = new CountDownLatch(1);
-        AtomicBoolean ready = new AtomicBoolean();
-        StopSignals.install((name, number) -> {
-            if (ready.get()) {
-                stopAsked.countDown();
-            } else {
-                new Thread(() -> System.exit(128 + number), "ensemble-stop-while-starting").start();
-            }
-        });
-        Thread hook = new Thread(() -> UpCommand.closeAll(running), "ensemble-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        ServiceLifetime lifetime = new ServiceLifetime(null);
+        List<AutoCloseable> running = lifetime.running();
         try {
-            String line = start.start();
+            String line = start.start(running);
             if (options.readyFile != null) {
                 Path readyFile = options.readyFile.toAbsolutePath();
                 Files.createDirectories(readyFile.getParent());
@@ -105,26 +94,16 @@ final class RunCommand implements Runnable {
             if (!(e instanceof UpCommand.CannotStart)) {
                 LOG.error("{} could not start: {}", service, e.getMessage(), e);
             }
-            Runtime.getRuntime().removeShutdownHook(hook);
-            UpCommand.closeAll(running);
+            lifetime.startFailed();
             throw e;
         }
-        ready.set(true);
-        stopAsked.await();
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            return 0; // the JVM is shutting down already: the hook stops everything
-        }
-        System.out.println("stopping " + service + "…");
-        UpCommand.closeAll(running);
-        System.out.println(service + " stopped.");
-        return 0;
+        return lifetime.serveUntilStopped("stopping " + service + "…", service + " stopped.");
     }
 
     /** Starts a service; returns the line printed when it is ready. */
     interface Starter {
-        String start() throws Exception;
+        /** @param running where each part goes as soon as it has started */
+        String start(List<AutoCloseable> running) throws Exception;
     }
 
     /**
@@ -186,8 +165,7 @@ final class RunCommand implements Runnable {
             CommandChecks.requireWindow(spec, completedWindowDays);
             ServiceOptions.Resolved kafka = options.resolve(environment());
             RetirementRules.Config rules = RetirementRules.Config.defaults().withCompletedWindow(Duration.ofDays(completedWindowDays));
-            List<AutoCloseable> running = new ArrayList<>();
-            return runUntilStopped("projector", options, kafka, running, () -> {
+            return runUntilStopped("projector", options, kafka, running -> {
                 ensureTopics(options, kafka, rules, CleanupConfig.defaults());
                 ProjectorGenerations projector = new ProjectorGenerations(kafka.bootstrapServers(), options.stateDir("projector"),
                         options.replicationFactor, kafka.streamsOverrides(), rules, UpCommand.GENERATION_READERS,
@@ -213,8 +191,7 @@ final class RunCommand implements Runnable {
         public Integer call() throws Exception {
             ServiceOptions.Resolved kafka = options.resolve(environment());
             CleanupConfig config = CleanupConfig.defaults().withCleanSessions(!noCleanSessions);
-            List<AutoCloseable> running = new ArrayList<>();
-            return runUntilStopped("cleanup", options, kafka, running, () -> {
+            return runUntilStopped("cleanup", options, kafka, running -> {
                 ensureTopics(options, kafka, RetirementRules.Config.defaults(), config);
                 CleanupService cleanup = new CleanupService(kafka.bootstrapServers(), options.stateDir("cleanup"),
                         options.replicationFactor, config, kafka.streamsOverrides());
@@ -251,8 +228,7 @@ final class RunCommand implements Runnable {
             String secret = readSecret(spec, "--secret-file", secretFile);
             CommandChecks.require(spec, secret.length() >= 16, "--secret-file " + secretFile + " must hold 16 characters or more");
             ServiceOptions.Resolved kafka = options.resolve(environment());
-            List<AutoCloseable> running = new ArrayList<>();
-            return runUntilStopped("choice", options, kafka, running, () -> {
+            return runUntilStopped("choice", options, kafka, running -> {
                 ensureTopics(options, kafka, RetirementRules.Config.defaults(), CleanupConfig.defaults());
                 ChoiceService choice = new ChoiceService(new ChoiceService.Settings(kafka.bootstrapServers(), options.stateDir("choice"),
                         options.replicationFactor, host, port, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::info, LOG::warn),
@@ -313,8 +289,7 @@ final class RunCommand implements Runnable {
                     "--port 0 needs --application-server (the others must know the port)");
             ServiceOptions.Resolved kafka = options.resolve(environment());
             Path state = options.stateDir("gateway");
-            List<AutoCloseable> running = new ArrayList<>();
-            return runUntilStopped("gateway", options, kafka, running, () -> {
+            return runUntilStopped("gateway", options, kafka, running -> {
                 ensureTopics(options, kafka, RetirementRules.Config.defaults(), CleanupConfig.defaults());
                 String metricsToken;
                 if (metricsTokenFile != null) {
@@ -368,8 +343,7 @@ final class RunCommand implements Runnable {
             ServiceOptions.Resolved kafka = options.resolve(environment());
             String who = account != null ? account : System.getProperty("user.name", "local");
             Path state = options.stateDir("agent");
-            List<AutoCloseable> running = new ArrayList<>();
-            return runUntilStopped("agent", options, kafka, running, () -> {
+            return runUntilStopped("agent", options, kafka, running -> {
                 ensureTopics(options, kafka, RetirementRules.Config.defaults(), CleanupConfig.defaults());
                 Files.createDirectories(state);
                 AgentStores stores = AgentStores.defaults(DataDir.home(), System.getenv()).withClaudeAndCodex(claudeDirs, codexDirs);

@@ -33,9 +33,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * {@code ensemble-sessions up}: the embedded default (DESIGN.md §8). Starts a real single-node KRaft broker
@@ -213,23 +211,9 @@ final class UpCommand implements Callable<Integer> {
             }
         }
         String who = account != null ? account : System.getProperty("user.name", "local");
-        List<AutoCloseable> running = new ArrayList<>();
         // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)
-        CountDownLatch stopAsked = new CountDownLatch(1);
-        AtomicBoolean ready = new AtomicBoolean();
-        StopSignals.install((name, number) -> {
-            if (ready.get()) {
-                stopAsked.countDown();
-            } else {
-                new Thread(() -> System.exit(128 + number), "ensemble-stop-while-starting").start();
-            }
-        });
-        // any other shutdown (SIGHUP, a signal not handled above): the services still stop cleanly
-        Thread hook = new Thread(() -> {
-            System.out.println("\nstopping…");
-            closeAll(running);
-        }, "ensemble-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        ServiceLifetime lifetime = new ServiceLifetime("\nstopping…");
+        List<AutoCloseable> running = lifetime.running();
         try {
             String bootstrap = cluster.bootstrapServers;
             Map<String, Object> security = given; // the cluster's client properties, given to every client
@@ -337,20 +321,10 @@ final class UpCommand implements Callable<Integer> {
             if (!(e instanceof CannotStart)) {
                 LOG.error("could not start: {}", e.getMessage(), e);
             }
-            Runtime.getRuntime().removeShutdownHook(hook);
-            closeAll(running);
+            lifetime.startFailed();
             throw e;
         }
-        ready.set(true);
-        stopAsked.await();
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            return 0; // the JVM is shutting down already: the hook stops everything
-        }
-        System.out.println("\nstopping…");
-        closeAll(running);
-        return 0;
+        return lifetime.serveUntilStopped("\nstopping…", null);
     }
 
     /**
@@ -477,17 +451,5 @@ final class UpCommand implements Callable<Integer> {
                 dev.ensemble.sessions.choice.service.ChoiceTopology.build(g), replicationFactor);
         StreamsDefaults.createChangelogs(admin, g.applicationId(dev.ensemble.sessions.gateway.SessionReads.APPLICATION_ID),
                 dev.ensemble.sessions.gateway.SessionReads.buildTopology(g), replicationFactor);
-    }
-
-    static void closeAll(List<AutoCloseable> running) {
-        for (int i = running.size() - 1; i >= 0; i--) {
-            AutoCloseable c = running.get(i);
-            try {
-                c.close();
-            } catch (Exception e) {
-                LOG.warn("stopping {} failed: {}", c.getClass().getSimpleName(), e.toString());
-            }
-        }
-        running.clear();
     }
 }

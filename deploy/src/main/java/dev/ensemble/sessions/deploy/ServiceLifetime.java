@@ -1,0 +1,97 @@
+package dev.ensemble.sessions.deploy;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The life of the services one command ({@code up}, {@code run <service>}) runs in this JVM: the parts it started, in
+ * {@link #running()}, stop in reverse order however it ends.
+ * <ul>
+ *   <li>Ctrl-C or SIGTERM once {@link #serveUntilStopped ready}: the command's own thread stops them and it exits 0;</li>
+ *   <li>the same while starting: the JVM exits with 128 + the signal's number (130, 143), its shutdown hook stopping
+ *       what had started;</li>
+ *   <li>any other shutdown (SIGHUP, {@code System.exit}): the hook stops them too;</li>
+ *   <li>a failed start: {@link #startFailed} stops them and the command ends with its error.</li>
+ * </ul>
+ */
+final class ServiceLifetime {
+    private static final Logger LOG = LoggerFactory.getLogger(ServiceLifetime.class);
+
+    private final List<AutoCloseable> running = new ArrayList<>();
+    private final CountDownLatch stopAsked = new CountDownLatch(1);
+    private final AtomicBoolean ready = new AtomicBoolean();
+    private final Thread hook;
+
+    /**
+     * Installs the signal handlers and the shutdown hook.
+     *
+     * @param stoppingLine printed when it stops on a shutdown the hook handles (null: nothing)
+     */
+    ServiceLifetime(String stoppingLine) {
+        StopSignals.install((name, number) -> {
+            if (ready.get()) {
+                stopAsked.countDown();
+            } else {
+                new Thread(() -> System.exit(128 + number), "ensemble-stop-while-starting").start();
+            }
+        });
+        hook = new Thread(() -> {
+            if (stoppingLine != null) {
+                System.out.println(stoppingLine);
+            }
+            closeAll(running);
+        }, "ensemble-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+    }
+
+    /** The started parts, in the order they started: add each as soon as it has started. */
+    List<AutoCloseable> running() {
+        return running;
+    }
+
+    /** After a failed start: stops what had started (no hook left to do it again). */
+    void startFailed() {
+        Runtime.getRuntime().removeShutdownHook(hook);
+        closeAll(running);
+    }
+
+    /**
+     * Marks the services ready, waits for Ctrl-C or SIGTERM, then prints {@code stoppingLine}, stops them on this
+     * thread and prints {@code stoppedLine} (null: nothing).
+     *
+     * @return 0, the command's exit code
+     */
+    int serveUntilStopped(String stoppingLine, String stoppedLine) throws InterruptedException {
+        ready.set(true);
+        stopAsked.await();
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            return 0; // the JVM is shutting down already: the hook stops everything
+        }
+        System.out.println(stoppingLine);
+        closeAll(running);
+        if (stoppedLine != null) {
+            System.out.println(stoppedLine);
+        }
+        return 0;
+    }
+
+    /** Closes {@code parts} newest first; a part that fails to close is logged and the others still close. */
+    static void closeAll(List<AutoCloseable> parts) {
+        for (int i = parts.size() - 1; i >= 0; i--) {
+            AutoCloseable c = parts.get(i);
+            try {
+                c.close();
+            } catch (Exception e) {
+                LOG.warn("stopping {} failed: {}", c.getClass().getSimpleName(), e.toString());
+            }
+        }
+        parts.clear();
+    }
+}
