@@ -5,7 +5,6 @@ import org.apache.logging.log4j.core.LogEvent;
 import org.apache.logging.log4j.core.config.Node;
 import org.apache.logging.log4j.core.config.plugins.Plugin;
 import org.apache.logging.log4j.core.config.plugins.PluginFactory;
-import org.apache.logging.log4j.core.filter.AbstractFilter;
 
 /**
  * Drops the console lines of one known, harmless exchange between a transactional producer and the embedded broker
@@ -21,9 +20,8 @@ import org.apache.logging.log4j.core.filter.AbstractFilter;
  * producer that gives up, still reach the console. Used in {@code log4j2.xml} as {@code <RetriedAppend/>}.
  */
 @Plugin(name = "RetriedAppend", category = Node.CATEGORY, elementType = Filter.ELEMENT_TYPE, printObject = true)
-public final class RetriedAppendFilter extends AbstractFilter {
+public final class RetriedAppendFilter extends ConsoleNoiseFilter {
     private RetriedAppendFilter() {
-        super(Result.DENY, Result.NEUTRAL);
     }
 
     /** The filter (no settings). */
@@ -32,18 +30,14 @@ public final class RetriedAppendFilter extends AbstractFilter {
         return new RetriedAppendFilter();
     }
 
-    @Override
-    public Result filter(LogEvent event) {
-        return isRetriedAppend(event) ? onMatch : onMismatch;
-    }
-
     /** The broker's words for a batch whose predecessors of the same producer were not appended (yet). */
     private static final java.util.regex.Pattern GAP = java.util.regex.Pattern.compile("Out of order sequence number for producer \\d+ "
             + "at offset \\d+ in partition \\S+: (\\d+) \\(incoming seq\\. number\\), (\\d+) \\(current end sequence number\\)");
 
-    static boolean isRetriedAppend(LogEvent event) {
+    @Override
+    boolean isNoise(LogEvent event) {
         String logger = event.getLoggerName();
-        String message = event.getMessage() == null ? "" : event.getMessage().getFormattedMessage();
+        String message = message(event);
         if ("kafka.server.ReplicaManager".equals(logger)) {
             Throwable t = event.getThrown();
             if (!(message.startsWith("[ReplicaManager broker=") && message.contains("Error processing append operation on partition")

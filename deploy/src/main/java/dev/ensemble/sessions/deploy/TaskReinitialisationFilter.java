@@ -5,7 +5,6 @@ import org.apache.logging.log4j.core.LogEvent;
 import org.apache.logging.log4j.core.config.Node;
 import org.apache.logging.log4j.core.config.plugins.Plugin;
 import org.apache.logging.log4j.core.config.plugins.PluginFactory;
-import org.apache.logging.log4j.core.filter.AbstractFilter;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -27,7 +26,7 @@ import java.util.regex.Pattern;
  * other line of these loggers, still reach the console. Used in {@code log4j2.xml} as {@code <TaskReinitialisation/>}.
  */
 @Plugin(name = "TaskReinitialisation", category = Node.CATEGORY, elementType = Filter.ELEMENT_TYPE, printObject = true)
-public final class TaskReinitialisationFilter extends AbstractFilter {
+public final class TaskReinitialisationFilter extends ConsoleNoiseFilter {
     private static final String CORRUPTED = "org.apache.kafka.streams.errors.TaskCorruptedException";
     private static final String PACKAGE = "org.apache.kafka.streams.processor.internals.";
     /**
@@ -37,7 +36,6 @@ public final class TaskReinitialisationFilter extends AbstractFilter {
     private static final Pattern TASK_EXCEPTION = Pattern.compile("(?:\\{|, )[^=,{}\\s]+=([\\w.$]*)");
 
     private TaskReinitialisationFilter() {
-        super(Result.DENY, Result.NEUTRAL);
     }
 
     /** The filter (no settings). */
@@ -47,16 +45,12 @@ public final class TaskReinitialisationFilter extends AbstractFilter {
     }
 
     @Override
-    public Result filter(LogEvent event) {
-        return isTaskReinitialisation(event) ? onMatch : onMismatch;
-    }
-
-    static boolean isTaskReinitialisation(LogEvent event) {
+    boolean isNoise(LogEvent event) {
         String logger = event.getLoggerName();
         if (logger == null || !logger.startsWith(PACKAGE)) {
             return false;
         }
-        String message = event.getMessage() == null ? "" : event.getMessage().getFormattedMessage();
+        String message = message(event);
         Throwable thrown = event.getThrown();
         boolean corruptedOrNone = thrown == null || CORRUPTED.equals(thrown.getClass().getName());
         switch (logger.substring(PACKAGE.length())) {
