@@ -46,9 +46,13 @@ import java.util.concurrent.TimeoutException;
  *       markers are written), are in the log once; and a Streams application's outputs and store changes stand with
  *       the consumed offsets that were committed with them (aborting them lost processed events from the views for good:
  *       the application went on after those offsets). The record is a tombstone of a key no store or view has: a
- *       store's restore deletes nothing, a view's reader skips it. An open offset commit ({@code __consumer_offsets})
- *       cannot take a record: it is aborted, and the application processes those records again (the projector
- *       applies an event once, {@code AppliedEvents});</li>
+ *       store's restore deletes nothing, a view's reader skips it. Only open records of the committed transaction
+ *       are committed so (their producer epoch is the one before the commit's); those of a later one, which the
+ *       coordinator never saw, are aborted. A commit that fails, or whose markers do not come, ends the start with an
+ *       error and aborts nothing. An open offset commit ({@code __consumer_offsets}) cannot take a record (the Admin
+ *       API can only abort one): it is aborted, and the application processes that transaction's input again, at
+ *       least once for that one transaction (the projector applies an event once, {@code AppliedEvents}; the choice
+ *       service appends a choice's outcome again under the same event id, which readers apply once);</li>
  *   <li>one the coordinator aborted, or whose end it no longer knows, is aborted on each of its open partitions.</li>
  * </ul>
  * (docs/reliability.md "Gateway start").
@@ -79,15 +83,22 @@ final class HangingTransactions {
 
     /**
      * How each transactional id's hanging transaction is ended: {@link End#COMMIT} when its coordinator committed it
-     * ({@code COMPLETE_COMMIT}) and one of its open partitions can take the commit's system record (a topic that is not
-     * internal, see {@link #takesRecord}); else {@link End#ABORT}. Ids in the order found.
+     * ({@code COMPLETE_COMMIT}), its open records are of the transaction committed (their producer epoch is the
+     * coordinator's less {@code commitEpochBump}: a commit under transactions v2 bumps the epoch by one, under v1 not at
+     * all; open records of the epoch the commit left are of a later transaction the coordinator never saw, as after a
+     * power cut that cost the end of its log) and one of its open partitions can take the commit's system record (a
+     * topic that is not internal, see {@link #takesRecord}); else {@link End#ABORT}. Ids in the order found.
+     *
+     * @param commitEpochBump by how much a commit raises the producer epoch: 1 under {@code transaction.version} 2, else 0
      */
-    static Map<String, End> plan(List<Hanging> hanging) {
+    static Map<String, End> plan(List<Hanging> hanging, int commitEpochBump) {
         Map<String, End> out = new java.util.LinkedHashMap<>();
         Map<String, Boolean> committed = new java.util.LinkedHashMap<>();
         Map<String, Boolean> appendable = new HashMap<>();
         for (Hanging h : hanging) {
-            committed.merge(h.transactionalId(), h.coordinatorState() == TransactionState.COMPLETE_COMMIT, Boolean::logicalAnd);
+            boolean ofTheCommit = h.coordinatorState() == TransactionState.COMPLETE_COMMIT
+                    && h.producerEpoch() == h.transactionEpoch() - commitEpochBump;
+            committed.merge(h.transactionalId(), ofTheCommit, Boolean::logicalAnd);
             appendable.merge(h.transactionalId(), takesRecord(h.partition()), Boolean::logicalOr);
         }
         committed.forEach((id, c) -> out.put(id, c && appendable.get(id) ? End.COMMIT : End.ABORT));
@@ -100,11 +111,12 @@ final class HangingTransactions {
     }
 
     /**
-     * An open transaction no coordinator will end: a partition, the producer's id and epoch, the coordinator epoch of its
-     * last write there, where its open records start, and the transactional id and state the coordinator has for it.
+     * An open transaction no coordinator will end: a partition, the producer's id and epoch of its open records there,
+     * the coordinator epoch of its last write there, where its open records start, and the transactional id, state and
+     * producer epoch ({@code transactionEpoch}) the coordinator has for it.
      */
     record Hanging(TopicPartition partition, long producerId, int producerEpoch, int coordinatorEpoch, long startOffset,
-                   String transactionalId, TransactionState coordinatorState) {
+                   String transactionalId, TransactionState coordinatorState, int transactionEpoch) {
         @Override
         public String toString() {
             return partition + " from offset " + startOffset + " (producer " + producerId + ", epoch " + producerEpoch + ", "
@@ -135,7 +147,8 @@ final class HangingTransactions {
                     continue; // its coordinator ends it (or times it out) and writes the markers
                 }
                 out.add(new Hanging(e.getKey(), p.producerId(), p.producerEpoch(), p.coordinatorEpoch().orElse(0),
-                        p.currentTransactionStartOffset().getAsLong(), t.transactionalId(), t.description().state()));
+                        p.currentTransactionStartOffset().getAsLong(), t.transactionalId(), t.description().state(),
+                        t.description().producerEpoch()));
             }
         }
         return out;
@@ -185,7 +198,8 @@ final class HangingTransactions {
                 }
             });
             List<Hanging> hanging = hanging(open, unchanged);
-            for (Map.Entry<String, End> p : plan(hanging).entrySet()) {
+            int bump = commitEpochBump(admin);
+            for (Map.Entry<String, End> p : plan(hanging, bump).entrySet()) {
                 end(admin, clientConfig, p.getKey(), p.getValue(), hanging.stream().filter(h -> h.transactionalId().equals(p.getKey())).toList());
             }
             return hanging;
@@ -195,19 +209,35 @@ final class HangingTransactions {
     }
 
     /**
-     * Ends the hanging transaction of {@code transactionalId}, open on the partitions {@code of}, as {@code how} says:
-     * a commit ({@link #commit}) ends what took its record, and what is still open then is aborted, each logged.
+     * Ends the hanging transaction of {@code transactionalId}, open on the partitions {@code of}, as {@code how} says,
+     * each logged. A commit ({@link #commit}) ends what took its record once its markers are written, waited for up to
+     * {@link #MARKERS_WAIT}; then an open offset commit of it, which cannot take a record, is aborted. What a commit was
+     * decided for is never aborted: a commit that fails, or whose markers do not come, ends the start with an error (the
+     * next start repairs it again).
      *
      * @return what was aborted, with the producer's epochs the aborts used
+     * @throws IllegalStateException when the commit failed or its markers did not come
      */
     static List<Hanging> end(Admin admin, Map<String, Object> clientConfig, String transactionalId, End how, List<Hanging> of)
             throws InterruptedException, ExecutionException, TimeoutException {
+        return end(admin, clientConfig, transactionalId, how, of, MARKERS_WAIT);
+    }
+
+    /** {@link #end(Admin, Map, String, End, List)} waiting up to {@code markersWait} for a commit's markers. */
+    static List<Hanging> end(Admin admin, Map<String, Object> clientConfig, String transactionalId, End how, List<Hanging> of,
+                             Duration markersWait) throws InterruptedException, ExecutionException, TimeoutException {
         List<Hanging> toAbort = of;
-        if (how == End.COMMIT && commit(clientConfig, transactionalId, of)) {
-            // what took the commit's record ends with its markers; an open offset commit is aborted, with the producer's
-            // epoch as the commit left it
-            toAbort = new ArrayList<>(awaitEnded(admin, of.stream().filter(h -> takesRecord(h.partition())).toList(), MARKERS_WAIT));
-            toAbort.addAll(stillOpen(admin, of.stream().filter(h -> !takesRecord(h.partition())).toList()));
+        if (how == End.COMMIT) {
+            List<Hanging> committing = of.stream().filter(h -> takesRecord(h.partition())).toList();
+            commit(clientConfig, transactionalId, of);
+            List<Hanging> notEnded = awaitEnded(admin, committing, markersWait);
+            if (!notEnded.isEmpty()) {
+                throw new IllegalStateException("the transaction " + transactionalId + " that its coordinator committed and a crash"
+                        + " left open was committed again, but its markers did not reach " + notEnded + " within "
+                        + markersWait.toSeconds() + " s; nothing was aborted: start again");
+            }
+            // with the producer's epoch as the partition has it (the commit bumped it where it wrote)
+            toAbort = stillOpen(admin, of.stream().filter(h -> !takesRecord(h.partition())).toList());
         }
         for (Hanging h : toAbort) {
             LOG.warn("aborting a transaction the broker's crash recovery left open, so that readers of {} go on: {}", h.partition(), h);
@@ -219,11 +249,16 @@ final class HangingTransactions {
 
     /**
      * Commits a transaction its coordinator committed but whose markers were skipped: a producer with its transactional
-     * id appends one system record to each open partition that {@link #takesRecord takes one} and commits; the commit's
-     * marker on a partition ends every open record of that producer there (the others stay open, for an abort). False
-     * (logged) when that fails.
+     * id appends one system record to each open partition that {@link #takesRecord takes one} and commits (a commit that
+     * times out is tried again, {@link #COMMIT_TRIES} times in all); the commit's marker on a partition ends every open
+     * record of that producer there (the others stay open, for an abort). Returns once the coordinator has decided the
+     * commit, before the markers are written ({@link #awaitEnded}).
+     *
+     * @throws IllegalStateException when it could not commit; nothing is aborted then (a recovery transaction that had
+     *                               sent its records and could not commit is aborted by its coordinator when it times
+     *                               out, with the records it was to commit: said in the message)
      */
-    static boolean commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
+    static void commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
         Map<String, Object> config = new HashMap<>(clientConfig);
         config.put(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         config.put(org.apache.kafka.clients.producer.ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
@@ -242,16 +277,39 @@ final class HangingTransactions {
                 record.headers().add(RECOVERY_HEADER, "commit of a transaction left open by a crash".getBytes(java.nio.charset.StandardCharsets.UTF_8));
                 producer.send(record);
             }
-            producer.commitTransaction();
-            return true;
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    producer.commitTransaction();
+                    return;
+                } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                    if (attempt == COMMIT_TRIES) {
+                        throw e;
+                    }
+                    LOG.warn("committing the transaction {} left open by a crash timed out ({}); trying again", transactionalId, e.getMessage());
+                }
+            }
         } catch (RuntimeException e) {
-            LOG.error("could not commit the transaction {} left open by a crash; aborting it instead", transactionalId, e);
-            return false;
+            throw new IllegalStateException("could not commit the transaction " + transactionalId + " that its coordinator committed"
+                    + " and a crash left open on " + of.stream().map(Hanging::partition).toList() + ": " + e.getMessage()
+                    + "; nothing was aborted: start again (if the commit had begun, its coordinator aborts it after the"
+                    + " transaction time-out, and with it those records)", e);
         }
     }
 
-    /** How long {@link #awaitEnded} waits for a commit's markers. */
-    static final Duration MARKERS_WAIT = Duration.ofSeconds(15);
+    /** How many times {@link #commit} commits when a commit times out. */
+    static final int COMMIT_TRIES = 3;
+
+    /**
+     * By how much a commit raises the producer epoch on this cluster: 1 where the finalized {@code transaction.version}
+     * is 2 or more (each transaction ends with a new epoch), else 0.
+     */
+    static int commitEpochBump(Admin admin) throws InterruptedException, ExecutionException, TimeoutException {
+        var version = admin.describeFeatures().featureMetadata().get(30, TimeUnit.SECONDS).finalizedFeatures().get("transaction.version");
+        return version != null && version.maxVersionLevel() >= 2 ? 1 : 0;
+    }
+
+    /** How long {@link #end} waits for a commit's markers (written by the coordinator after the commit returned). */
+    static final Duration MARKERS_WAIT = Duration.ofSeconds(60);
 
     /**
      * Waits until the open records of {@code of} are ended (a commit returns once its coordinator has decided, before
@@ -284,7 +342,7 @@ final class HangingTransactions {
                             && p.currentTransactionStartOffset().isPresent() && p.currentTransactionStartOffset().getAsLong() == h.startOffset())
                     .findFirst()
                     .ifPresent(p -> open.add(new Hanging(h.partition(), h.producerId(), p.producerEpoch(), p.coordinatorEpoch().orElse(0),
-                            h.startOffset(), h.transactionalId(), h.coordinatorState())));
+                            h.startOffset(), h.transactionalId(), h.coordinatorState(), h.transactionEpoch())));
         }
         return open;
     }

@@ -52,7 +52,7 @@ class HangingTransactionsTest {
         List<HangingTransactions.Hanging> found = HangingTransactions.hanging(Map.of(EVENTS_0, List.of(open(7, 34, 466))),
                 Map.of(7L, coordinator("ensemble-gateway-intake-0", 7, 35, TransactionState.COMPLETE_COMMIT, Set.of())));
         assertThat(found).containsExactly(new HangingTransactions.Hanging(EVENTS_0, 7, 34, 3, 466, "ensemble-gateway-intake-0",
-                TransactionState.COMPLETE_COMMIT));
+                TransactionState.COMPLETE_COMMIT, 35));
         assertThat(found.get(0).toString()).isEqualTo("sessions.events-0 from offset 466 (producer 7, epoch 34,"
                 + " ensemble-gateway-intake-0, which its coordinator has as CompleteCommit)");
     }
@@ -71,29 +71,141 @@ class HangingTransactionsTest {
         // producer 10 is not known to any coordinator (not transactional, or its id expired): not this repair's to judge
     }
 
+    /** A hanging transaction as {@link HangingTransactions#plan} sees it: its records of {@code epoch}, the coordinator's one more (v2). */
+    private static HangingTransactions.Hanging hanging(TopicPartition p, long producerId, int epoch, String id, TransactionState state) {
+        return new HangingTransactions.Hanging(p, producerId, epoch, 3, 10, id, state, epoch + 1);
+    }
+
     @Test
     void aCommittedTransactionIsCommittedWhereverItWroteAndAnAbortedOneAborted() {
         TopicPartition changelog = new TopicPartition("ensemble-projector-runs-changelog", 0);
         TopicPartition view = new TopicPartition("sessions.view.sessions", 0);
         TopicPartition offsets = new TopicPartition("__consumer_offsets", 2);
         List<HangingTransactions.Hanging> hanging = List.of(
-                new HangingTransactions.Hanging(EVENTS_0, 7, 34, 3, 466, "ensemble-gateway-intake-0", TransactionState.COMPLETE_COMMIT),
-                new HangingTransactions.Hanging(EVENTS_1, 8, 2, 3, 90, "ensemble-gateway-intake-1", TransactionState.COMPLETE_ABORT),
+                hanging(EVENTS_0, 7, 34, "ensemble-gateway-intake-0", TransactionState.COMPLETE_COMMIT),
+                hanging(EVENTS_1, 8, 2, "ensemble-gateway-intake-1", TransactionState.COMPLETE_ABORT),
                 // a Streams application's, committed: its store change and view stand with the consumed offsets that
                 // may already carry their marker (as after a kill -9 of up: the projector's changelogs and views open,
                 // its offsets committed; aborting them lost those events from the views)
-                new HangingTransactions.Hanging(changelog, 9, 5, 3, 12, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
-                new HangingTransactions.Hanging(view, 9, 5, 3, 13, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
-                new HangingTransactions.Hanging(offsets, 9, 5, 3, 40, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
+                hanging(changelog, 9, 5, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
+                hanging(view, 9, 5, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
+                hanging(offsets, 9, 5, "ensemble-projector-a-1", TransactionState.COMPLETE_COMMIT),
                 // committed, but open only where no record can go: aborted (the application processes the records again)
-                new HangingTransactions.Hanging(offsets, 10, 1, 3, 41, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
-                new HangingTransactions.Hanging(changelog, 11, 1, 3, 14, "ensemble-choice-a-1", TransactionState.EMPTY));
-        assertThat(HangingTransactions.plan(hanging)).containsExactly(
+                hanging(offsets, 10, 1, "ensemble-cleanup-a-1", TransactionState.COMPLETE_COMMIT),
+                hanging(changelog, 11, 1, "ensemble-choice-a-1", TransactionState.EMPTY),
+                // records of the epoch the commit left: a later transaction the coordinator never saw (its log lost its
+                // end in a power cut), not the one it committed
+                new HangingTransactions.Hanging(EVENTS_1, 12, 35, 3, 500, "ensemble-gateway-intake-2", TransactionState.COMPLETE_COMMIT, 35),
+                // one partition of the committed epoch and one of a later one: nothing of it is committed
+                new HangingTransactions.Hanging(changelog, 13, 6, 3, 20, "ensemble-projector-a-2", TransactionState.COMPLETE_COMMIT, 7),
+                new HangingTransactions.Hanging(view, 13, 7, 3, 21, "ensemble-projector-a-2", TransactionState.COMPLETE_COMMIT, 7));
+        assertThat(HangingTransactions.plan(hanging, 1)).containsExactly(
                 Map.entry("ensemble-gateway-intake-0", HangingTransactions.End.COMMIT),
                 Map.entry("ensemble-gateway-intake-1", HangingTransactions.End.ABORT),
                 Map.entry("ensemble-projector-a-1", HangingTransactions.End.COMMIT),
                 Map.entry("ensemble-cleanup-a-1", HangingTransactions.End.ABORT),
-                Map.entry("ensemble-choice-a-1", HangingTransactions.End.ABORT));
+                Map.entry("ensemble-choice-a-1", HangingTransactions.End.ABORT),
+                Map.entry("ensemble-gateway-intake-2", HangingTransactions.End.ABORT),
+                Map.entry("ensemble-projector-a-2", HangingTransactions.End.ABORT));
+        // under transactions v1 a commit keeps the epoch: records of the coordinator's epoch are the committed ones
+        assertThat(HangingTransactions.plan(List.of(
+                new HangingTransactions.Hanging(EVENTS_1, 12, 35, 3, 500, "intake", TransactionState.COMPLETE_COMMIT, 35)), 0))
+                .containsExactly(Map.entry("intake", HangingTransactions.End.COMMIT));
+    }
+
+    @Test
+    void onARealBrokerACommitThatFailsOrWhoseMarkersDoNotComeAbortsNothing(@TempDir Path dir) throws Exception {
+        try (LocalKafka kafka = brokerWithEvents(dir); RecordingAdmin admin = new RecordingAdmin(client(kafka))) {
+            Map<String, Object> client = client(kafka);
+            assertThat(HangingTransactions.commitEpochBump(admin)).as("this broker's transactions are v2").isEqualTo(1);
+            // a commit that cannot be made (a topic name Kafka refuses): an error, and no abort
+            TopicPartition missing = new TopicPartition("no such topic", 0);
+            var unwritable = new HangingTransactions.Hanging(missing, 1, 0, 0, 0, "app-1", TransactionState.COMPLETE_COMMIT, 1);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> HangingTransactions.end(admin, client, "app-1",
+                            HangingTransactions.End.COMMIT, List.of(unwritable)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("could not commit the transaction app-1")
+                    .hasMessageContaining("nothing was aborted");
+            // a commit made whose markers do not end the open records (here: another producer's, still open): an error
+            // once the wait is over, and no abort of what the commit was for
+            try (KafkaProducer<String, String> live = producer(kafka, "live")) {
+                live.initTransactions();
+                live.beginTransaction();
+                live.send(new ProducerRecord<>("events", 0, "acct", "open")).get();
+                TopicPartition events0 = new TopicPartition("events", 0);
+                ProducerState p = admin.describeProducers(List.of(events0)).all().get().get(events0).activeProducers().get(0);
+                var notEnding = new HangingTransactions.Hanging(events0, p.producerId(), p.producerEpoch(), p.coordinatorEpoch().orElse(0),
+                        p.currentTransactionStartOffset().getAsLong(), "app-2", TransactionState.COMPLETE_COMMIT, p.producerEpoch() + 1);
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> HangingTransactions.end(admin, client, "app-2",
+                                HangingTransactions.End.COMMIT, List.of(notEnding), Duration.ofSeconds(2)))
+                        .isInstanceOf(IllegalStateException.class).hasMessageContaining("markers did not reach")
+                        .hasMessageContaining("nothing was aborted");
+                live.commitTransaction(); // nothing aborted it
+            }
+            assertThat(admin.aborts).isEmpty();
+            assertThat(readCommitted(kafka)).contains("open");
+        }
+    }
+
+    @Test
+    void onARealBrokerACommitEndsWhatTookItsRecordAndThenAbortsTheOpenOffsetCommit(@TempDir Path dir) throws Exception {
+        try (LocalKafka kafka = brokerWithEvents(dir); RecordingAdmin admin = new RecordingAdmin(client(kafka))) {
+            Map<String, Object> client = client(kafka);
+            try (KafkaProducer<String, String> app = producer(kafka, "app-3")) {
+                // an offset commit left open in __consumer_offsets (a transaction of another producer than the repair's)
+                app.initTransactions();
+                app.beginTransaction();
+                app.sendOffsetsToTransaction(Map.of(new TopicPartition("events", 0), new org.apache.kafka.clients.consumer.OffsetAndMetadata(1)),
+                        new org.apache.kafka.clients.consumer.ConsumerGroupMetadata("group-3"));
+                TopicPartition offsets = null;
+                ProducerState open = null;
+                long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (open == null && System.nanoTime() < until) {
+                    for (var e : HangingTransactionsTest.openOffsets(admin).entrySet()) {
+                        offsets = e.getKey();
+                        open = e.getValue();
+                    }
+                }
+                assertThat(open).as("the offset commit's open transaction").isNotNull();
+                var changelog = new HangingTransactions.Hanging(new TopicPartition("events", 1), 77, 0, 0, 0, "app-4", TransactionState.COMPLETE_COMMIT, 1);
+                var offsetCommit = new HangingTransactions.Hanging(offsets, open.producerId(), open.producerEpoch(),
+                        open.coordinatorEpoch().orElse(0), open.currentTransactionStartOffset().getAsLong(), "app-4",
+                        TransactionState.COMPLETE_COMMIT, open.producerEpoch() + 1);
+
+                List<HangingTransactions.Hanging> aborted = HangingTransactions.end(admin, client, "app-4", HangingTransactions.End.COMMIT,
+                        List.of(changelog, offsetCommit));
+
+                assertThat(aborted).extracting(HangingTransactions.Hanging::partition).containsExactly(offsets);
+                assertThat(admin.aborts).extracting(a -> a.topicPartition()).containsExactly(offsets);
+                assertThat(HangingTransactionsTest.openOffsets(admin)).as("nothing open in __consumer_offsets any more").isEmpty();
+            }
+        }
+    }
+
+    /** The open transactions in {@code __consumer_offsets}, one per partition. */
+    private static Map<TopicPartition, ProducerState> openOffsets(Admin admin) throws Exception {
+        List<TopicPartition> parts = new ArrayList<>();
+        admin.describeTopics(List.of("__consumer_offsets")).allTopicNames().get().get("__consumer_offsets").partitions()
+                .forEach(p -> parts.add(new TopicPartition("__consumer_offsets", p.partition())));
+        Map<TopicPartition, ProducerState> out = new java.util.HashMap<>();
+        admin.describeProducers(parts).all().get().forEach((tp, d) -> d.activeProducers().stream()
+                .filter(p -> p.currentTransactionStartOffset().isPresent()).findFirst().ifPresent(p -> out.put(tp, p)));
+        return out;
+    }
+
+    /** An Admin client that also records the aborts it was asked for. */
+    private static final class RecordingAdmin extends org.apache.kafka.clients.admin.ForwardingAdmin {
+        final List<org.apache.kafka.clients.admin.AbortTransactionSpec> aborts = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        RecordingAdmin(Map<String, Object> config) {
+            super(config);
+        }
+
+        @Override
+        public org.apache.kafka.clients.admin.AbortTransactionResult abortTransaction(org.apache.kafka.clients.admin.AbortTransactionSpec spec,
+                                                                                      org.apache.kafka.clients.admin.AbortTransactionOptions options) {
+            aborts.add(spec);
+            return super.abortTransaction(spec, options);
+        }
     }
 
     @Test
@@ -109,10 +221,10 @@ class HangingTransactionsTest {
                 a.createTopics(List.of(new NewTopic(changelog.topic(), 1, (short) 1).configs(Map.of("cleanup.policy", "compact")))).all().get();
             }
             List<HangingTransactions.Hanging> of = List.of(
-                    new HangingTransactions.Hanging(changelog, 1, 0, 0, 0, "app-1", TransactionState.COMPLETE_COMMIT),
-                    new HangingTransactions.Hanging(offsets, 1, 0, 0, 0, "app-1", TransactionState.COMPLETE_COMMIT));
+                    new HangingTransactions.Hanging(changelog, 1, 0, 0, 0, "app-1", TransactionState.COMPLETE_COMMIT, 1),
+                    new HangingTransactions.Hanging(offsets, 1, 0, 0, 0, "app-1", TransactionState.COMPLETE_COMMIT, 1));
 
-            assertThat(HangingTransactions.commit(client, "app-1", of)).isTrue();
+            HangingTransactions.commit(client, "app-1", of);
 
             List<org.apache.kafka.clients.consumer.ConsumerRecord<String, String>> read = readCommitted(kafka, changelog, 1);
             assertThat(read).extracting(r -> r.key() + "=" + r.value()).containsExactly("*=null");
@@ -176,8 +288,8 @@ class HangingTransactionsTest {
                 try (Admin a = Admin.create(client)) {
                     ProducerState p = a.describeProducers(List.of(events1)).all().get().get(events1).activeProducers().get(0);
                     opened = new HangingTransactions.Hanging(events1, p.producerId(), p.producerEpoch(), p.coordinatorEpoch().orElse(0),
-                            p.currentTransactionStartOffset().getAsLong(), "intake-1", TransactionState.COMPLETE_COMMIT);
-                    assertThat(HangingTransactions.commit(client, "intake-1", List.of(opened))).isTrue();
+                            p.currentTransactionStartOffset().getAsLong(), "intake-1", TransactionState.COMPLETE_COMMIT, p.producerEpoch() + 1);
+                    HangingTransactions.commit(client, "intake-1", List.of(opened));
                     // the commit returns before its markers are on the partition: the repair waits for them before it
                     // looks for what is still open (an abort with the epoch the commit bumped was refused: up did not start)
                     assertThat(HangingTransactions.awaitEnded(a, List.of(opened), HangingTransactions.MARKERS_WAIT)).isEmpty();
@@ -194,7 +306,7 @@ class HangingTransactionsTest {
                 TopicPartition events0 = new TopicPartition("events", 0);
                 ProducerState p = a.describeProducers(List.of(events0)).all().get().get(events0).activeProducers().get(0);
                 var stale = new HangingTransactions.Hanging(events0, p.producerId(), p.producerEpoch() + 7, 99,
-                        p.currentTransactionStartOffset().getAsLong(), "live", TransactionState.COMPLETE_COMMIT);
+                        p.currentTransactionStartOffset().getAsLong(), "live", TransactionState.COMPLETE_COMMIT, p.producerEpoch() + 8);
                 assertThat(HangingTransactions.awaitEnded(a, List.of(stale), Duration.ofMillis(300))).singleElement()
                         .satisfies(h -> {
                             assertThat(h.producerEpoch()).isEqualTo(p.producerEpoch());
