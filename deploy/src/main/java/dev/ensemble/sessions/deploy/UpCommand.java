@@ -245,7 +245,11 @@ final class UpCommand implements Callable<Integer> {
             CleanupConfig cleanupConfig = CleanupConfig.defaults().withCleanSessions(!noCleanSessions);
             try (Admin admin = Admin.create(KafkaClients.config(bootstrap, security))) {
                 if (reusedStorage) { // before any service reads: what a crash of the last run left open would stop every reader
-                    HangingTransactions.endAll(admin, KafkaClients.config(bootstrap, security), Duration.ofSeconds(30));
+                    try {
+                        HangingTransactions.endAll(admin, KafkaClients.config(bootstrap, security), Duration.ofSeconds(30));
+                    } catch (IllegalStateException e) { // its message says what is left and what to do
+                        throw new CannotStart(e.getMessage(), e);
+                    }
                 }
                 TopicAdmin.ensureTopics(admin, Topics.DEFAULT_PARTITIONS, replicationFactor);
                 createChangelogs(admin, rules, cleanupConfig, replicationFactor,
