@@ -10,7 +10,8 @@ import java.nio.file.Path;
 
 /**
  * The checks of a command's option values that picocli cannot make itself: each refuses a value as a usage error (exit
- * code 2, the message and the command's usage printed), naming the option and the value given.
+ * code 2, the message and where the command's help is printed: {@code EnsembleSessions.commandLine}), naming the option
+ * and the value given.
  */
 final class CommandChecks {
     private CommandChecks() {

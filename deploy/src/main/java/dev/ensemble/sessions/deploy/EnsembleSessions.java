@@ -33,26 +33,62 @@ public final class EnsembleSessions implements Runnable {
 
     /**
      * The command line {@link #main} runs: a command that fails prints {@code error: <message>} and ends with code 1; a
-     * bad option or argument prints what is wrong, picocli's suggestions for a misspelt one, and where the help is,
-     * and ends with code 2 (not the whole usage, under which the one line that matters scrolls away).
+     * bad option or argument prints what is wrong ({@link #usageError}) and ends with code 2 (not the whole usage, under
+     * which the one line that matters scrolls away). Every subcommand's {@code --version} prints this program's version.
      */
     static CommandLine commandLine() {
-        return new CommandLine(new EnsembleSessions())
+        CommandLine root = new CommandLine(new EnsembleSessions())
                 .setExecutionExceptionHandler((ex, cmd, parsed) -> {
                     cmd.getErr().println("error: " + ex.getMessage());
                     org.slf4j.LoggerFactory.getLogger(EnsembleSessions.class).debug("failure", ex);
                     return 1;
                 })
                 .setParameterExceptionHandler(EnsembleSessions::usageError);
+        giveVersion(root, root.getCommandSpec().version());
+        return root;
     }
 
-    /** Prints a usage error in a few lines: the message, suggestions for an unknown option, the command's help. */
+    private static void giveVersion(CommandLine cmd, String[] version) {
+        for (CommandLine sub : cmd.getSubcommands().values()) {
+            if (sub.getCommandSpec().version().length == 0) {
+                sub.getCommandSpec().version(version);
+            }
+            giveVersion(sub, version);
+        }
+    }
+
+    /**
+     * Prints a usage error in a few lines: arguments it did not know first (with picocli's suggestions for a misspelt
+     * option), also when the error is another one (a required option missing, most often because it was misspelt), then
+     * the error, the {@code ENSEMBLE_*} variable a refused value came from when it was not on the command line
+     * ({@link EnvironmentDefaults}), and the command's help.
+     */
     private static int usageError(CommandLine.ParameterException ex, String[] args) {
         CommandLine cmd = ex.getCommandLine();
         java.io.PrintWriter err = cmd.getErr();
+        java.util.List<String> unmatched = cmd.getUnmatchedArguments();
+        if (!(ex instanceof CommandLine.UnmatchedArgumentException) && !unmatched.isEmpty()) {
+            CommandLine.UnmatchedArgumentException unknown = new CommandLine.UnmatchedArgumentException(cmd, unmatched);
+            err.println(unknown.getMessage());
+            CommandLine.UnmatchedArgumentException.printSuggestions(unknown, err);
+        }
         err.println(ex.getMessage());
         CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+        if (ex.getArgSpec() instanceof CommandLine.Model.OptionSpec option && option.longestName().startsWith("--")
+                && java.util.Arrays.stream(args).noneMatch(a -> java.util.Arrays.stream(option.names())
+                        .anyMatch(n -> a.equals(n) || a.startsWith(n + "=")))) {
+            String variable = EnvironmentDefaults.variable(option.longestName());
+            String value = environment().get(variable);
+            if (value != null && !value.isBlank()) {
+                err.println("The value came from the environment variable " + variable + ".");
+            }
+        }
         err.println("See '" + cmd.getCommandSpec().qualifiedName() + " --help' for its options.");
         return cmd.getCommandSpec().exitCodeOnInvalidInput();
+    }
+
+    /** The environment {@link EnvironmentDefaults} reads; the process's. */
+    static java.util.Map<String, String> environment() {
+        return System.getenv();
     }
 }

@@ -240,6 +240,37 @@ class SessionsCommandTest {
         assertThat(bad.out()).isEmpty();
     }
 
+    /** A misspelt option that leaves a required one missing is named first, with what was meant. */
+    @Test
+    void aMisspeltRequiredOptionIsNamedBeforeTheMissingOne() {
+        ChooseCommandTest.Run bad = ChooseCommandTest.cli("recalibrate", "--confg", "x.json");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).isEqualTo("Unknown options: '--confg', 'x.json'" + NL + "Possible solutions: --config" + NL
+                + "Missing required option: '--config=<config>'" + NL + "See 'ensemble-sessions recalibrate --help' for its options." + NL);
+    }
+
+    /** Every command's --version prints the program's version, as its help says it does. */
+    @Test
+    void eachCommandsVersionOptionPrintsTheVersion() {
+        for (String[] args : new String[][]{{"--version"}, {"sessions", "--version"}, {"run", "projector", "--version"}}) {
+            ChooseCommandTest.Run v = ChooseCommandTest.cli(args);
+            assertThat(v.code()).as(String.join(" ", args)).isZero();
+            assertThat(v.out()).as(String.join(" ", args)).isEqualTo("ensemble-sessions 0.1.0" + NL);
+        }
+    }
+
+    /** A value refused that came from an ENSEMBLE_ variable, not the command line, says so. */
+    @Test
+    void aRefusedValueFromTheEnvironmentNamesItsVariable(@TempDir Path dir) throws Exception {
+        Path log = dir.resolve("run.log");
+        Process p = ServicesAloneTest.start(log, java.util.Map.of("ENSEMBLE_PARTITIONS", "abc"), "projector", "--bootstrap-servers", "x:1");
+        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isEqualTo(2);
+        assertThat(java.nio.file.Files.readString(log)).isEqualTo("Invalid value for option '--partitions': 'abc' is not an int" + NL
+                + "The value came from the environment variable ENSEMBLE_PARTITIONS." + NL
+                + "See 'ensemble-sessions run projector --help' for its options." + NL);
+    }
+
     @Test
     void withNothingRunningBothSaySoInOneLine(@TempDir Path dir) {
         for (String command : new String[]{"sessions", "show"}) {
