@@ -114,8 +114,8 @@ final class AssistantEndpoints {
     void decideTurn(Context ctx) {
         Principal me = principal(ctx);
         if (!me.role().equals("computer")) {
-            throw new ApiError(403, "forbidden", "only a computer's token asks which session a turn runs in (this one is a "
-                    + me.role() + ")");
+            throw new ApiError(403, "forbidden", "only a computer's token asks which session a turn runs in (this one is "
+                    + (me.role().matches("^[aeiou].*") ? "an " : "a ") + me.role() + "'s)");
         }
         if (router.forwarded(ctx, me)) {
             return;

@@ -234,6 +234,11 @@ class ChooseCommandTest {
         Run codexTable = cli("sessions", "--data-dir", dataDir, "--agent", "codex");
         assertThat(codexTable.out().split(nl)).hasSize(5);
         assertThat(codexTable.out()).contains("│ codex:019e1625 │ codex ");
+        Run misspelt = cli("sessions", "--data-dir", dataDir, "--agent", "claude", "--json"); // claude-code is meant
+        assertThat(misspelt.code()).isEqualTo(2);
+        assertThat(misspelt.err()).startsWith("--agent 'claude' is not an agent this system knows (").contains("claude-code");
+        assertThat(cli("sessions", "--data-dir", dataDir, "--agent", "gemini-cli", "--q", "no-such-word-anywhere").out()).as("a known agent, nothing found")
+                .isEqualTo("No session matches." + nl);
 
         // "liner" is in the second prompt ("update py with one liner comment"), not in the first
         assertThat(ids(json(cli("sessions", "--data-dir", dataDir, "--q", "liner", "--json")))).containsExactly("claude-code:" + HELLO);

@@ -67,6 +67,24 @@ class ConsoleNoiseFiltersTest {
     }
 
     @Test
+    void aClientWithoutTheBrokersSaslSettingsIsShownOnceAndAWrongPasswordEachTime() {
+        String selector = "org.apache.kafka.common.network.Selector";
+        // as the embedded broker logs it when a client without its SASL settings connects (seen with Kafka 4.3.1)
+        String refused = "[SocketServer listenerType=BROKER, nodeId=1] Unexpected error from /127.0.0.1 "
+                + "(channelId=127.0.0.1:19777-127.0.0.1:3404%d-0-26); closing connection";
+        var why = new org.apache.kafka.common.errors.InvalidRequestException("Unexpected Kafka request of type METADATA during SASL handshake.");
+        assertThat(shown(event(selector, Level.WARN, String.format(refused, 0), why))).as("the first").isTrue();
+        for (int i = 1; i < 6; i++) {
+            assertThat(shown(event(selector, Level.WARN, String.format(refused, i), why))).as("the next ones, at once").isFalse();
+        }
+        for (int i = 0; i < 3; i++) {
+            assertThat(shown(event(selector, Level.WARN, "[SocketServer listenerType=BROKER, nodeId=1] Failed authentication with "
+                    + "/127.0.0.1 (channelId=x-" + i + ") (Authentication failed: Invalid username or password)", null)))
+                    .as("a wrong password, each time").isTrue();
+        }
+    }
+
+    @Test
     void aRetriedAppendIsDroppedAndAnotherOutOfOrderSequenceStays() {
         String append = "[ReplicaManager broker=1] Error processing append operation on partition events-0";
         assertThat(shown(event("kafka.server.ReplicaManager", Level.ERROR, append, new OutOfOrderSequenceException(
