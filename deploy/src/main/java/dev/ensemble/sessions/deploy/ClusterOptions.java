@@ -42,4 +42,17 @@ final class ClusterOptions {
                 + "(the embedded broker's clients use <data-dir>/" + LocalKafka.CLIENT_PROPERTIES + ")");
         return KafkaClientProperties.load(clientPropertiesFile);
     }
+
+    /**
+     * With {@code --bootstrap-servers}: returns once that cluster answered, trying for 30 s (at once when no address
+     * takes a connection).
+     *
+     * @throws UpCommand.CannotStart when it did not answer, with the reason and the options to check
+     */
+    void requireReachable(Map<String, Object> clientProperties) {
+        if (bootstrapServers != null) {
+            ServiceOptions.requireReachable(bootstrapServers, clientProperties, 30,
+                    "--bootstrap-servers and --client-properties (security.protocol, sasl.*, ssl.*)");
+        }
+    }
 }

@@ -11,7 +11,9 @@ import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -133,20 +135,53 @@ final class ServiceOptions {
      * @throws UpCommand.CannotStart when it did not answer, naming the cluster, the reason and where the settings come from
      */
     void requireReachable(Resolved kafka) {
-        Map<String, Object> config = KafkaClients.config(kafka.bootstrapServers(), kafka.clientProperties());
-        long ms = Duration.ofSeconds(clusterTimeoutSeconds).toMillis();
+        requireReachable(kafka.bootstrapServers(), kafka.clientProperties(), clusterTimeoutSeconds,
+                "--bootstrap-servers or KAFKA_BOOTSTRAP_SERVERS, and the security settings (--client-properties, KAFKA_SECURITY_PROTOCOL, ...)");
+    }
+
+    /**
+     * Returns once the cluster at {@code bootstrapServers} answered (its id), trying for {@code seconds}. First each
+     * address is tried as a plain TCP connection (3 s each): when none can be reached (a name that does not resolve, a
+     * port nobody listens on) it fails at once, without a Kafka client's minute of retries.
+     *
+     * @param settings where the settings come from, for the message
+     * @throws UpCommand.CannotStart when it did not answer, naming the cluster, the reason and {@code settings}
+     */
+    static void requireReachable(String bootstrapServers, Map<String, Object> clientProperties, int seconds, String settings) {
+        List<String> refused = new ArrayList<>();
+        for (String address : bootstrapServers.split(",")) {
+            String a = address.strip();
+            int colon = a.lastIndexOf(':');
+            try (java.net.Socket socket = new java.net.Socket()) {
+                if (colon <= 0) {
+                    throw new java.io.IOException("not HOST:PORT");
+                }
+                socket.connect(new java.net.InetSocketAddress(a.substring(0, colon).replaceAll("^\\[|]$", ""),
+                        Integer.parseInt(a.substring(colon + 1))), 3_000);
+                refused.clear();
+                break;
+            } catch (java.io.IOException | IllegalArgumentException e) {
+                refused.add(a + ": " + (e instanceof java.net.UnknownHostException ? "unknown host"
+                        : e instanceof NumberFormatException ? "not HOST:PORT" : e.getMessage()));
+            }
+        }
+        if (!refused.isEmpty()) {
+            throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + bootstrapServers + " (" + String.join("; ", refused)
+                    + "); check " + settings, null);
+        }
+        Map<String, Object> config = KafkaClients.config(bootstrapServers, clientProperties);
+        long ms = Duration.ofSeconds(seconds).toMillis();
         config.put("default.api.timeout.ms", (int) ms);
         config.put("request.timeout.ms", (int) Math.min(ms, 30_000));
         try (Admin admin = Admin.create(config)) {
             admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) ms)).clusterId().get(ms + 5_000, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new UpCommand.CannotStart("interrupted while reaching the Kafka cluster at " + kafka.bootstrapServers(), e);
+            throw new UpCommand.CannotStart("interrupted while reaching the Kafka cluster at " + bootstrapServers, e);
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
-            throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + kafka.bootstrapServers() + " within "
-                    + clusterTimeoutSeconds + " s (" + cause.getClass().getSimpleName() + ": " + cause.getMessage() + "); check "
-                    + "--bootstrap-servers or KAFKA_BOOTSTRAP_SERVERS, and the security settings (--client-properties, KAFKA_SECURITY_PROTOCOL, ...)", e);
+            throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + bootstrapServers + " within "
+                    + seconds + " s (" + cause.getClass().getSimpleName() + ": " + cause.getMessage() + "); check " + settings, e);
         }
     }
 }

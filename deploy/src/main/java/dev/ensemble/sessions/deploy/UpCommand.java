@@ -202,6 +202,7 @@ final class UpCommand implements Callable<Integer> {
             }
         }
         requireFreePort(port); // before the broker and the services start: nothing to stop
+        cluster.requireReachable(given); // a cluster of one's own that does not answer: one line, before anything changes
         data.createPrivate(); // owner-only, also when it exists already
         if (cluster.bootstrapServers == null) {
             try { // before anything starts: a folder where the broker cannot write ends here, with the reason

@@ -94,14 +94,30 @@ class ServiceSettingsTest {
     }
 
     @Test
-    void aClusterThatCannotBeReachedEndsTheServiceWithCodeOneAndOneLine() {
-        StringWriter err = new StringWriter();
-        CommandLine cli = EnsembleSessions.commandLine().setErr(new PrintWriter(err, true));
-        long start = System.nanoTime();
-        int code = cli.execute("run", "projector", "--bootstrap-servers", "127.0.0.1:1", "--cluster-timeout", "2");
-        assertThat(code).as(err.toString()).isEqualTo(1);
-        assertThat(err.toString()).startsWith("error: cannot reach the Kafka cluster at 127.0.0.1:1 within 2 s (")
-                .contains("check --bootstrap-servers or KAFKA_BOOTSTRAP_SERVERS");
-        assertThat(System.nanoTime() - start).as("gave up in time").isLessThan(java.time.Duration.ofSeconds(30).toNanos());
+    void aClusterThatCannotBeReachedEndsTheServiceWithCodeOneAndOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        // nobody listens: said at once, by run and by up (which then has made nothing: no data folder)
+        for (String[] args : new String[][]{{"run", "projector", "--bootstrap-servers", "127.0.0.1:1"},
+                {"up", "--bootstrap-servers", "127.0.0.1:1", "--data-dir", dir.resolve("data").toString(), "--port", "0", "--no-import"}}) {
+            StringWriter err = new StringWriter();
+            long start = System.nanoTime();
+            int code = EnsembleSessions.commandLine().setErr(new PrintWriter(err, true)).execute(args);
+            assertThat(code).as(err.toString()).isEqualTo(1);
+            assertThat(err.toString()).as(args[0]).startsWith("error: cannot reach the Kafka cluster at 127.0.0.1:1 (127.0.0.1:1: Connection refused); check --bootstrap-servers");
+            assertThat(err.toString().lines()).as(args[0]).hasSize(1);
+            assertThat(System.nanoTime() - start).as("said at once").isLessThan(java.time.Duration.ofSeconds(10).toNanos());
+        }
+        assertThat(dir.resolve("data")).doesNotExist();
+        // something listens but does not answer as Kafka: given up after --cluster-timeout
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            StringWriter err = new StringWriter();
+            long start = System.nanoTime();
+            int code = EnsembleSessions.commandLine().setErr(new PrintWriter(err, true))
+                    .execute("run", "projector", "--bootstrap-servers", "127.0.0.1:" + silent.getLocalPort(), "--cluster-timeout", "2");
+            assertThat(code).as(err.toString()).isEqualTo(1);
+            assertThat(err.toString()).startsWith("error: cannot reach the Kafka cluster at 127.0.0.1:" + silent.getLocalPort() + " within 2 s (")
+                    .contains("check --bootstrap-servers or KAFKA_BOOTSTRAP_SERVERS");
+            assertThat(System.nanoTime() - start).as("gave up in time").isLessThan(java.time.Duration.ofSeconds(30).toNanos());
+        }
     }
 }
