@@ -130,6 +130,7 @@ record DataDir(Path root) {
         } catch (IOException e) {
             throw cannotCreate(e);
         }
+        requireOwnable();
         try {
             if (!Files.getPosixFilePermissions(root).equals(OWNER_ONLY_FOLDER)) {
                 Files.setPosixFilePermissions(root, OWNER_ONLY_FOLDER);
@@ -138,6 +139,50 @@ record DataDir(Path root) {
         } catch (IOException e) {
             LOG.warn("Cannot make the data folder {} accessible to its owner only ({}); other users may read its files",
                     root, reason(e, root));
+        }
+    }
+
+    /** Names of which one in a folder makes it a data folder of this system (made at its first start). */
+    static final Set<String> OWN_FILES = Set.of("kafka", "token", "tokens.json", "computer-id");
+
+    /**
+     * Refuses to take over an existing folder that is not a data folder of this system: a shared one (the sticky bit,
+     * as {@code /tmp}), or one that already holds other files (a mistyped {@code --data-dir} naming a project or the home
+     * folder), whose permissions {@link #createPrivate} would change for everyone who uses it. An empty folder, or one
+     * holding {@link #OWN_FILES one of this system's files}, is taken.
+     *
+     * @throws IOException naming the folder, what is in it and the option
+     */
+    private void requireOwnable() throws IOException {
+        if (Files.getPosixFilePermissions(root).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE) && isSticky(root)) {
+            throw new IOException("the data folder " + root + " is a shared folder (anyone may write in it, as /tmp):"
+                    + " give a folder of its own as --data-dir, e.g. " + root.resolve("ensemble-sessions"));
+        }
+        java.util.List<String> others = new java.util.ArrayList<>();
+        try (java.util.stream.Stream<Path> in = Files.list(root)) {
+            for (Path p : (Iterable<Path>) in::iterator) {
+                String name = p.getFileName().toString();
+                if (OWN_FILES.contains(name)) {
+                    return;
+                }
+                others.add(name);
+            }
+        }
+        if (!others.isEmpty()) {
+            java.util.Collections.sort(others);
+            throw new IOException("the data folder " + root + " already holds other files (" + String.join(", ",
+                    others.subList(0, Math.min(3, others.size()))) + (others.size() > 3 ? ", ..." : "") + ") and is not a data"
+                    + " folder of ensemble-sessions: give an empty or new folder as --data-dir, e.g. " + root.resolve("ensemble-sessions"));
+        }
+    }
+
+    /** Whether the folder has the sticky bit (only the owner of a file may remove it: a folder shared by all, as /tmp). */
+    private static boolean isSticky(Path folder) {
+        try {
+            Object mode = Files.getAttribute(folder, "unix:mode");
+            return mode instanceof Integer m && (m & 01000) != 0;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return false;
         }
     }
 

@@ -42,6 +42,36 @@ class DataDirTest {
     }
 
     @Test
+    void aFolderOfSomethingElseOrASharedOneIsNotTakenOver(@TempDir Path dir) throws Exception {
+        assumeTrue(dir.getFileSystem().supportedFileAttributeViews().contains("posix"), "no POSIX permissions here");
+        // a mistyped --data-dir naming a project: refused, its permissions and files as they were
+        Path project = Files.createDirectories(dir.resolve("project"));
+        Files.writeString(project.resolve("pom.xml"), "<project/>");
+        Files.createDirectories(project.resolve("src"));
+        Files.setPosixFilePermissions(project, PosixFilePermissions.fromString("rwxr-xr-x"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(project).createPrivate())
+                .isInstanceOf(java.io.IOException.class).hasMessage("the data folder " + project + " already holds other files (pom.xml, src)"
+                        + " and is not a data folder of ensemble-sessions: give an empty or new folder as --data-dir, e.g. "
+                        + project.resolve("ensemble-sessions"));
+        assertThat(permissions(project)).isEqualTo("rwxr-xr-x");
+        // a folder shared by everyone (sticky, world-writable, as /tmp), even empty
+        Path shared = Files.createDirectories(dir.resolve("shared"));
+        Files.setAttribute(shared, "unix:mode", 01777);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(shared).createPrivate())
+                .isInstanceOf(java.io.IOException.class).hasMessageStartingWith("the data folder " + shared + " is a shared folder");
+        assertThat(permissions(shared)).isEqualTo("rwxrwxrwx");
+        // an empty folder of one's own, and a data folder of an earlier start, are taken
+        Path empty = Files.createDirectories(dir.resolve("empty"));
+        new DataDir(empty).createPrivate();
+        assertThat(permissions(empty)).isEqualTo("rwx------");
+        Path earlier = Files.createDirectories(dir.resolve("earlier"));
+        Files.writeString(earlier.resolve("token"), "t");
+        Files.writeString(earlier.resolve("notes.txt"), "the person's own");
+        new DataDir(earlier).createPrivate();
+        assertThat(permissions(earlier)).isEqualTo("rwx------");
+    }
+
+    @Test
     void aFileWhereTheDataFolderShouldBeIsAnError(@TempDir Path dir) throws Exception {
         Path file = Files.writeString(dir.resolve("data"), "not a folder");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(file).createPrivate())
