@@ -525,10 +525,11 @@ public final class Gateway implements AutoCloseable {
             throw ApiError.badRequest("the body must be a RunClaimed event (a JSON object with eventId, type, account, space, occurredAt, source, payload)");
         }
         if (body.has("type") && !"RunClaimed".equals(body.path("type").asText())) {
-            throw ApiError.badRequest("the body must be a RunClaimed event (the run about to start), not a " + body.path("type").asText());
+            throw ApiError.badRequest("the body must be a RunClaimed event (the run about to start), not a " + body.path("type").asText())
+                    .with("field", "type");
         }
         if (!body.path("account").isTextual()) {
-            throw ApiError.badRequest("account: required field is missing");
+            throw ApiError.badRequest("account: required field is missing").with("field", "account");
         }
         if (!me.account().equals(body.path("account").asText())) {
             throw new ApiError(403, "forbidden", "a session choice is made only for your own account '" + me.account() + "'");

@@ -683,6 +683,10 @@ class GatewayHttpTest {
         assertThat(otherType.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(otherType.body()).get("message").asText())
                 .isEqualTo("the body must be a RunClaimed event (the run about to start), not a RunStatusChanged");
+        assertThat(JSON.readTree(otherType.body()).get("field").asText()).isEqualTo("type");
+        HttpResponse<String> noAccount = post("/api/session-choice", ANA, "{\"type\":\"RunClaimed\"}");
+        assertThat(noAccount.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(noAccount.body()).get("field").asText()).as(noAccount.body()).isEqualTo("account");
         HttpResponse<String> tooLong = get("/api/agent/sessions?q=" + "a".repeat(20_000), ANA);
         assertThat(tooLong.statusCode()).isEqualTo(414);
         assertThat(tooLong.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
