@@ -171,6 +171,10 @@ public final class EventIntake {
             pending.add(r);
             pendingTypes.add(type);
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
+            List<String> ignored = EventJson.unknownFields(item); // a misspelt optional field would be lost without a word
+            if (!ignored.isEmpty()) {
+                ignored.forEach(r.putArray("ignored")::add);
+            }
             accepted++;
         }
         // the duplicate check and the append, as one step per eventId (all events here are the principal's account's)

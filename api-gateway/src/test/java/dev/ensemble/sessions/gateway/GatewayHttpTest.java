@@ -148,7 +148,8 @@ class GatewayHttpTest {
     void aRejectedEventNeverMakesTheBatchLoseTheGoodOnes() throws Exception {
         String good = "{\"eventId\":\"f0000000-0000-0000-0000-000000000010\",\"type\":\"RunClaimed\",\"account\":\"acct-bo\","
                 + "\"space\":\"local:pc\",\"occurredAt\":\"2026-11-03T09:00:00Z\",\"source\":\"computer:pc\","
-                + "\"payload\":{\"runId\":\"bo-1\",\"computerId\":\"pc\",\"agent\":\"codex\",\"task\":{\"title\":\"Fix the flaky test\"}}}";
+                + "\"payload\":{\"runId\":\"bo-1\",\"computerId\":\"pc\",\"agent\":\"codex\",\"task\":{\"title\":\"Fix the flaky test\","
+                + "\"labelz\":[\"ci\"]}}}"; // a misspelt optional field: accepted, and named as left out
         String bad = "{\"eventId\":\"f0000000-0000-0000-0000-000000000011\",\"type\":\"RunClaimed\",\"account\":\"acct-bo\","
                 + "\"space\":\"local:pc\",\"occurredAt\":\"2026-11-03T09:00:00Z\",\"source\":\"computer:pc\","
                 + "\"payload\":{\"computerId\":\"pc\",\"agent\":\"codex\"}}";
@@ -160,6 +161,8 @@ class GatewayHttpTest {
         assertThat(a.get("results").get(0).get("status").asText()).isEqualTo("rejected");
         assertThat(a.get("results").get(0).get("reason").asText()).isEqualTo("RunClaimed f0000000-0000-0000-0000-000000000011: payload.runId: required field is missing");
         assertThat(a.get("results").get(1).get("status").asText()).isEqualTo("accepted");
+        assertThat(a.get("results").get(1).get("ignored")).as(r.body()).containsExactly(JSON.getNodeFactory().textNode("payload.task.labelz"));
+        assertThat(a.get("results").get(0).has("ignored")).isFalse();
         assertThat(a.get("results").get(2).get("reason").asText()).contains("unknown event type 'RunTeleported'");
         JsonNode s = awaitSession("bo-1", BO, j -> true);
         assertThat(s.get("firstTask").get("title").asText()).isEqualTo("Fix the flaky test");

@@ -96,6 +96,65 @@ public final class EventJson {
         return event;
     }
 
+    /**
+     * The fields of an event's JSON that its schema does not have and {@link #fromJson} therefore leaves out (a
+     * misspelt {@code payload.reportSumary}, or a field of a newer version of the schema), as paths
+     * ({@code payload.task.titel}, {@code payload.files[2].pth}), in the order given; empty for an event of an unknown
+     * type. Inside maps every key is data, not a field.
+     */
+    public static List<String> unknownFields(JsonNode node) {
+        List<String> out = new ArrayList<>();
+        String type = node == null || !node.isObject() ? null : textOrNull(node.get("type"));
+        Schema payload = type == null ? null : EventTypes.schemaOf(type);
+        if (payload == null) {
+            return out;
+        }
+        node.fieldNames().forEachRemaining(name -> {
+            if (!name.equals("type") && Event.getClassSchema().getField(name) == null) {
+                out.add(name);
+            }
+        });
+        unknownFields(payload, node.get("payload"), "payload", out);
+        return out;
+    }
+
+    private static void unknownFields(Schema s, JsonNode n, String path, List<String> out) {
+        if (n == null || n.isNull()) {
+            return;
+        }
+        switch (s.getType()) {
+            case RECORD -> {
+                if (!n.isObject()) {
+                    return;
+                }
+                n.fields().forEachRemaining(e -> {
+                    Schema.Field f = s.getField(e.getKey());
+                    if (f == null) {
+                        out.add(path + "." + e.getKey());
+                    } else {
+                        unknownFields(f.schema(), e.getValue(), path + "." + e.getKey(), out);
+                    }
+                });
+            }
+            case UNION -> {
+                List<Schema> records = s.getTypes().stream().filter(b -> b.getType() == Schema.Type.RECORD
+                        || b.getType() == Schema.Type.ARRAY).toList();
+                if (records.size() == 1) { // with several record branches which one the value is not known here
+                    unknownFields(records.get(0), n, path, out);
+                }
+            }
+            case ARRAY -> {
+                if (n.isArray()) {
+                    for (int i = 0; i < n.size(); i++) {
+                        unknownFields(s.getElementType(), n.get(i), path + "[" + i + "]", out);
+                    }
+                }
+            }
+            default -> {
+            }
+        }
+    }
+
     /** The JSON tree of an event, in the form {@link #fromJson} reads. */
     public static ObjectNode toJson(Event event) {
         ObjectNode out = NODES.objectNode();

@@ -48,6 +48,26 @@ class ContractJsonTest {
     }
 
     @Test
+    void theContractsEventsHaveNoFieldTheSchemaLacksAndAMisspeltOneIsNamed() throws Exception {
+        for (String line : contractLines()) {
+            assertThat(EventJson.unknownFields(EventJson.mapper().readTree(line))).as(line).isEmpty();
+        }
+        List<String> lines = contractLines();
+        ObjectNode report = (ObjectNode) EventJson.mapper().readTree(lines.get(4)); // a RunStatusChanged
+        assertThat(report.path("type").asText()).isEqualTo("RunStatusChanged");
+        ObjectNode payload = (ObjectNode) report.get("payload");
+        payload.set("reportSumary", payload.remove("reportSummary"));
+        report.put("ocurredAt", "2026-11-02T09:41:00Z");
+        assertThat(EventJson.unknownFields(report)).containsExactly("ocurredAt", "payload.reportSumary");
+        assertThat(EventJson.parse(report.toString(), CLOCK)).as("still an event: the field is optional").isNotNull();
+        ObjectNode claim = (ObjectNode) EventJson.mapper().readTree(lines.get(1)); // a RunClaimed with a task
+        ((ObjectNode) claim.get("payload").get("task")).put("titel", "x");
+        assertThat(EventJson.unknownFields(claim)).containsExactly("payload.task.titel");
+        assertThat(EventJson.unknownFields(EventJson.mapper().readTree("{\"type\": \"NoSuchType\", \"x\": 1}"))).isEmpty();
+        assertThat(EventJson.unknownFields(EventJson.mapper().readTree("[1]"))).isEmpty();
+    }
+
+    @Test
     void contractFieldsLandInTheRightPlaces() throws Exception {
         List<String> lines = contractLines();
         Event claimed = EventJson.parse(lines.get(1), CLOCK);
