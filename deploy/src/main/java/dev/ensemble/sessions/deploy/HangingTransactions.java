@@ -48,8 +48,9 @@ import java.util.concurrent.TimeoutException;
  *       the application went on after those offsets). The record is a tombstone of a key no store or view has: a
  *       store's restore deletes nothing, a view's reader skips it. Only open records of the committed transaction
  *       are committed so (their producer epoch is the one before the commit's); those of a later one, which the
- *       coordinator never saw, are aborted. A commit that fails, or whose markers do not come, ends the start with an
- *       error and aborts nothing. An open offset commit ({@code __consumer_offsets}) cannot take a record (the Admin
+ *       coordinator never saw, are aborted. A commit whose markers the coordinator still owes after the wait ends the
+ *       start with an error and aborts nothing; a commit that failed, or one under a producer id the coordinator
+ *       replaced, cannot end the records, which are aborted with an error ({@link #end}). An open offset commit ({@code __consumer_offsets}) cannot take a record (the Admin
  *       API can only abort one): it is aborted, and the application processes that transaction's input again, at
  *       least once for that one transaction (the projector applies an event once, {@code AppliedEvents}; the choice
  *       service appends a choice's outcome again under the same event id, which readers apply once);</li>
@@ -212,11 +213,15 @@ final class HangingTransactions {
      * Ends the hanging transaction of {@code transactionalId}, open on the partitions {@code of}, as {@code how} says,
      * each logged. A commit ({@link #commit}) ends what took its record once its markers are written, waited for up to
      * {@link #MARKERS_WAIT}; then an open offset commit of it, which cannot take a record, is aborted. What a commit was
-     * decided for is never aborted: a commit that fails, or whose markers do not come, ends the start with an error (the
-     * next start repairs it again).
+     * decided for is not aborted while its coordinator still owes the markers: when they do not come in time the start
+     * stops with an error (the next start leaves the transaction to its coordinator, or repairs it again). Aborted after
+     * all, each with an error saying the records are lost: what is still open after a commit that failed (closing its
+     * producer aborts the transaction, and with it those records), or after one whose producer id its coordinator
+     * replaced (a producer's epochs ran out: the new id's marker cannot end the old id's records, and Kafka has no way to
+     * commit them for it).
      *
      * @return what was aborted, with the producer's epochs the aborts used
-     * @throws IllegalStateException when the commit failed or its markers did not come
+     * @throws IllegalStateException when the coordinator still owes the commit's markers after the wait
      */
     static List<Hanging> end(Admin admin, Map<String, Object> clientConfig, String transactionalId, End how, List<Hanging> of)
             throws InterruptedException, ExecutionException, TimeoutException {
@@ -229,15 +234,27 @@ final class HangingTransactions {
         List<Hanging> toAbort = of;
         if (how == End.COMMIT) {
             List<Hanging> committing = of.stream().filter(h -> takesRecord(h.partition())).toList();
-            commit(clientConfig, transactionalId, of);
-            List<Hanging> notEnded = awaitEnded(admin, committing, markersWait);
-            if (!notEnded.isEmpty()) {
-                throw new IllegalStateException("the transaction " + transactionalId + " that its coordinator committed and a crash"
-                        + " left open was committed again, but its markers did not reach " + notEnded + " within "
-                        + markersWait.toSeconds() + " s; nothing was aborted: start again");
+            List<Hanging> lost;
+            String why;
+            if (commit(clientConfig, transactionalId, of)) {
+                lost = awaitEnded(admin, committing, markersWait);
+                Long now = producerIdOf(admin, transactionalId);
+                if (!lost.isEmpty() && now != null && lost.stream().anyMatch(h -> h.producerId() == now)) {
+                    throw new IllegalStateException("the transaction " + transactionalId + " that its coordinator committed and a"
+                            + " crash left open was committed again, but its markers did not reach " + lost + " within "
+                            + markersWait.toSeconds() + " s; nothing was aborted: start again");
+                }
+                why = "its coordinator gave the transactional id a new producer id, whose commit cannot end them";
+            } else {
+                lost = stillOpen(admin, committing);
+                why = "the repair could not commit them";
+            }
+            for (Hanging h : lost) {
+                LOG.error("aborting records their coordinator committed ({}): they are lost from {}: {}", why, h.partition(), h);
             }
             // with the producer's epoch as the partition has it (the commit bumped it where it wrote)
-            toAbort = stillOpen(admin, of.stream().filter(h -> !takesRecord(h.partition())).toList());
+            toAbort = new ArrayList<>(lost);
+            toAbort.addAll(stillOpen(admin, of.stream().filter(h -> !takesRecord(h.partition())).toList()));
         }
         for (Hanging h : toAbort) {
             LOG.warn("aborting a transaction the broker's crash recovery left open, so that readers of {} go on: {}", h.partition(), h);
@@ -254,11 +271,10 @@ final class HangingTransactions {
      * record of that producer there (the others stay open, for an abort). Returns once the coordinator has decided the
      * commit, before the markers are written ({@link #awaitEnded}).
      *
-     * @throws IllegalStateException when it could not commit; nothing is aborted then (a recovery transaction that had
-     *                               sent its records and could not commit is aborted by its coordinator when it times
-     *                               out, with the records it was to commit: said in the message)
+     * @return false (logged as an error) when it could not commit: closing its producer then aborts the recovery
+     *         transaction, and with it the open records of the partitions it had written to
      */
-    static void commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
+    static boolean commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
         Map<String, Object> config = new HashMap<>(clientConfig);
         config.put(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         config.put(org.apache.kafka.clients.producer.ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
@@ -280,7 +296,7 @@ final class HangingTransactions {
             for (int attempt = 1; ; attempt++) {
                 try {
                     producer.commitTransaction();
-                    return;
+                    return true;
                 } catch (org.apache.kafka.common.errors.TimeoutException e) {
                     if (attempt == COMMIT_TRIES) {
                         throw e;
@@ -289,10 +305,21 @@ final class HangingTransactions {
                 }
             }
         } catch (RuntimeException e) {
-            throw new IllegalStateException("could not commit the transaction " + transactionalId + " that its coordinator committed"
-                    + " and a crash left open on " + of.stream().map(Hanging::partition).toList() + ": " + e.getMessage()
-                    + "; nothing was aborted: start again (if the commit had begun, its coordinator aborts it after the"
-                    + " transaction time-out, and with it those records)", e);
+            LOG.error("could not commit the transaction {} that its coordinator committed and a crash left open on {} ({}); its"
+                    + " records there are aborted", transactionalId, of.stream().map(Hanging::partition).toList(), e.getMessage(), e);
+            return false;
+        }
+    }
+
+    /** The producer id the coordinator has for {@code transactionalId} now; null when it knows none. */
+    private static Long producerIdOf(Admin admin, String transactionalId) throws InterruptedException, ExecutionException, TimeoutException {
+        try {
+            return admin.describeTransactions(List.of(transactionalId)).all().get(30, TimeUnit.SECONDS).get(transactionalId).producerId();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.TransactionalIdNotFoundException) {
+                return null;
+            }
+            throw e;
         }
     }
 
