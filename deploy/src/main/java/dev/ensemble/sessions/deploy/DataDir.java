@@ -142,14 +142,37 @@ record DataDir(Path root) {
         }
     }
 
-    /** Names of which one in a folder makes it a data folder of this system (made at its first start). */
-    static final Set<String> OWN_FILES = Set.of("kafka", "token", "tokens.json", "computer-id");
+    /**
+     * Names of which one in a folder makes it a data folder of this system: what {@code up}, {@code run <service>} and
+     * the computer agent write there ({@code state} only with a service's folder in it, see {@link #isOwn}).
+     */
+    static final Set<String> OWN_FILES = Set.of("kafka", "token", "tokens.json", "computer-id", "computer-token", "metrics-token",
+            LocalKafka.CLIENT_PROPERTIES, "endpoints.json", "import-state.json", "assistant-sessions.json", "assistant",
+            "assistant-locks");
+    /** The services' folders under {@code state/} ({@link #state}). */
+    private static final Set<String> SERVICES = Set.of("projector", "gateway", "choice", "cleanup", "agent", "computer-agent");
+
+    /** Whether {@code p}, in a folder, is one of this system's files ({@link #OWN_FILES}, or a {@code state} folder of a service). */
+    private static boolean isOwn(Path p) {
+        String name = p.getFileName().toString();
+        if (OWN_FILES.contains(name)) {
+            return true;
+        }
+        if (!name.equals("state") || !Files.isDirectory(p)) {
+            return false;
+        }
+        try (java.util.stream.Stream<Path> in = Files.list(p)) {
+            return in.anyMatch(s -> SERVICES.contains(s.getFileName().toString()));
+        } catch (IOException e) {
+            return false;
+        }
+    }
 
     /**
      * Refuses to take over an existing folder that is not a data folder of this system: a shared one (the sticky bit,
      * as {@code /tmp}), or one that already holds other files (a mistyped {@code --data-dir} naming a project or the home
      * folder), whose permissions {@link #createPrivate} would change for everyone who uses it. An empty folder, or one
-     * holding {@link #OWN_FILES one of this system's files}, is taken.
+     * holding {@link #OWN_FILES one of this system's files}, is taken; hidden files and {@code lost+found} do not count.
      *
      * @throws IOException naming the folder, what is in it and the option
      */
@@ -162,10 +185,12 @@ record DataDir(Path root) {
         try (java.util.stream.Stream<Path> in = Files.list(root)) {
             for (Path p : (Iterable<Path>) in::iterator) {
                 String name = p.getFileName().toString();
-                if (OWN_FILES.contains(name)) {
+                if (isOwn(p)) {
                     return;
                 }
-                others.add(name);
+                if (!name.startsWith(".") && !name.equals("lost+found")) { // a file system's or a file browser's own
+                    others.add(name);
+                }
             }
         }
         if (!others.isEmpty()) {

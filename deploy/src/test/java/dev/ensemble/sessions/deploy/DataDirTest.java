@@ -69,6 +69,21 @@ class DataDirTest {
         Files.writeString(earlier.resolve("notes.txt"), "the person's own");
         new DataDir(earlier).createPrivate();
         assertThat(permissions(earlier)).isEqualTo("rwx------");
+        // what only a service run alone wrote (run projector's default state folder), what an up on a cluster of one's
+        // own wrote before it failed, and a volume's or a file browser's own files: each a folder to take
+        Path runAlone = Files.createDirectories(dir.resolve("run-alone/state/projector"));
+        new DataDir(runAlone.getParent().getParent()).createPrivate();
+        Path failedUp = Files.createDirectories(dir.resolve("failed-up"));
+        Files.writeString(failedUp.resolve("metrics-token"), "m");
+        new DataDir(failedUp).createPrivate();
+        Path volume = Files.createDirectories(dir.resolve("volume/lost+found"));
+        Files.writeString(volume.getParent().resolve(".DS_Store"), "");
+        new DataDir(volume.getParent()).createPrivate();
+        assertThat(permissions(volume.getParent())).isEqualTo("rwx------");
+        // a project's own state folder is not a service's
+        Path withState = Files.createDirectories(dir.resolve("app/state/cache"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(withState.getParent().getParent()).createPrivate())
+                .isInstanceOf(java.io.IOException.class).hasMessageContaining("already holds other files (state)");
     }
 
     @Test
