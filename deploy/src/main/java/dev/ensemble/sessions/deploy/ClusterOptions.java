@@ -20,6 +20,10 @@ final class ClusterOptions {
             + "settings (security.protocol, sasl.*, ssl.*), given to every client")
     Path clientPropertiesFile;
 
+    @Option(names = "--cluster-timeout", defaultValue = "30", paramLabel = "SECONDS", description = "with --bootstrap-servers: "
+            + "how long it tries to reach that cluster before it gives up (default ${DEFAULT-VALUE})")
+    int clusterTimeoutSeconds;
+
     @Spec(Spec.Target.MIXEE)
     CommandSpec spec;
 
@@ -44,14 +48,15 @@ final class ClusterOptions {
     }
 
     /**
-     * With {@code --bootstrap-servers}: returns once that cluster answered, trying for 30 s (at once when no address
-     * takes a connection).
+     * With {@code --bootstrap-servers}: returns once that cluster answered, trying for {@code --cluster-timeout}
+     * ({@link ServiceOptions#requireReachable(String, Map, int, String)}).
      *
      * @throws UpCommand.CannotStart when it did not answer, with the reason and the options to check
      */
     void requireReachable(Map<String, Object> clientProperties) {
+        CommandChecks.requireAtLeast(spec, "--cluster-timeout", clusterTimeoutSeconds, 1);
         if (bootstrapServers != null) {
-            ServiceOptions.requireReachable(bootstrapServers, clientProperties, 30,
+            ServiceOptions.requireReachable(bootstrapServers, clientProperties, clusterTimeoutSeconds,
                     "--bootstrap-servers and --client-properties (security.protocol, sasl.*, ssl.*)");
         }
     }

@@ -140,37 +140,36 @@ final class ServiceOptions {
     }
 
     /**
-     * Returns once the cluster at {@code bootstrapServers} answered (its id), trying for {@code seconds}. First each
-     * address is tried as a plain TCP connection (3 s each): when none can be reached (a name that does not resolve, a
-     * port nobody listens on) it fails at once, without a Kafka client's minute of retries.
+     * Returns once the cluster at {@code bootstrapServers} answered (its id), trying for {@code seconds}. Until an
+     * address takes a plain TCP connection (every address a name resolves to is tried, as Kafka's clients do) it tries
+     * that once a second, printing one line that it waits, without a Kafka client's warning at each try; an address
+     * that is not {@code [SCHEME://]HOST:PORT} fails at once.
      *
      * @param settings where the settings come from, for the message
      * @throws UpCommand.CannotStart when it did not answer, naming the cluster, the reason and {@code settings}
      */
     static void requireReachable(String bootstrapServers, Map<String, Object> clientProperties, int seconds, String settings) {
-        List<String> refused = new ArrayList<>();
-        for (String address : bootstrapServers.split(",")) {
-            String a = address.strip();
-            int colon = a.lastIndexOf(':');
-            try (java.net.Socket socket = new java.net.Socket()) {
-                if (colon <= 0) {
-                    throw new java.io.IOException("not HOST:PORT");
-                }
-                socket.connect(new java.net.InetSocketAddress(a.substring(0, colon).replaceAll("^\\[|]$", ""),
-                        Integer.parseInt(a.substring(colon + 1))), 3_000);
-                refused.clear();
-                break;
-            } catch (java.io.IOException | IllegalArgumentException e) {
-                refused.add(a + ": " + (e instanceof java.net.UnknownHostException ? "unknown host"
-                        : e instanceof NumberFormatException ? "not HOST:PORT" : e.getMessage()));
+        long until = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
+        boolean said = false;
+        for (String why = unreachable(bootstrapServers, settings); why != null; why = unreachable(bootstrapServers, settings)) {
+            if (System.nanoTime() > until) {
+                throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + bootstrapServers + " within " + seconds
+                        + " s (" + why + "); check " + settings, null);
+            }
+            if (!said) {
+                System.out.println("waiting for the Kafka cluster at " + bootstrapServers + " (" + why + "), up to " + seconds + " s…");
+                said = true;
+            }
+            try {
+                Thread.sleep(1_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new UpCommand.CannotStart("interrupted while reaching the Kafka cluster at " + bootstrapServers, e);
             }
         }
-        if (!refused.isEmpty()) {
-            throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + bootstrapServers + " (" + String.join("; ", refused)
-                    + "); check " + settings, null);
-        }
+        long left = Math.max(1_000, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()));
         Map<String, Object> config = KafkaClients.config(bootstrapServers, clientProperties);
-        long ms = Duration.ofSeconds(seconds).toMillis();
+        long ms = left;
         config.put("default.api.timeout.ms", (int) ms);
         config.put("request.timeout.ms", (int) Math.min(ms, 30_000));
         try (Admin admin = Admin.create(config)) {
@@ -183,5 +182,52 @@ final class ServiceOptions {
             throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + bootstrapServers + " within "
                     + seconds + " s (" + cause.getClass().getSimpleName() + ": " + cause.getMessage() + "); check " + settings, e);
         }
+    }
+
+    /** The scheme a bootstrap address may start with ({@code PLAINTEXT://}, {@code SASL_SSL://}, ...). */
+    private static final java.util.regex.Pattern SCHEME = java.util.regex.Pattern.compile("^[A-Za-z0-9_]+://");
+
+    /**
+     * Null when an address of {@code bootstrapServers} takes a TCP connection (1 s each), else why none does
+     * ("127.0.0.1:1: Connection refused; k:9092: unknown host").
+     *
+     * @throws UpCommand.CannotStart at once for an address that is not {@code [SCHEME://]HOST:PORT}
+     */
+    static String unreachable(String bootstrapServers, String settings) {
+        List<String> why = new ArrayList<>();
+        for (String given : bootstrapServers.split(",")) {
+            String a = SCHEME.matcher(given.strip()).replaceFirst("");
+            if (a.isEmpty()) {
+                continue;
+            }
+            int colon = a.lastIndexOf(':');
+            int port = -1;
+            try {
+                port = colon <= 0 ? -1 : Integer.parseInt(a.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+            if (port < 0 || port > 65535) {
+                throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + bootstrapServers + " ('" + given.strip()
+                        + "' is not HOST:PORT); check " + settings, null);
+            }
+            String host = a.substring(0, colon).replaceAll("^\\[|]$", "");
+            java.net.InetAddress[] addresses;
+            try {
+                addresses = java.net.InetAddress.getAllByName(host);
+            } catch (java.net.UnknownHostException e) {
+                why.add(given.strip() + ": unknown host");
+                continue;
+            }
+            for (java.net.InetAddress address : addresses) {
+                try (java.net.Socket socket = new java.net.Socket()) {
+                    socket.connect(new java.net.InetSocketAddress(address, port), 1_000);
+                    return null;
+                } catch (java.io.IOException e) {
+                    why.add(given.strip() + (addresses.length > 1 ? " (" + address.getHostAddress() + ")" : "") + ": " + e.getMessage());
+                }
+            }
+        }
+        return why.isEmpty() ? "no address given" : String.join("; ", why);
     }
 }
