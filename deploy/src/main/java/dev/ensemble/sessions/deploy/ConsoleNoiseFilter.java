@@ -9,8 +9,14 @@ import org.apache.logging.log4j.core.filter.AbstractFilter;
  * logger, words and exception, so that an error that only looks alike still reaches the console.
  */
 abstract class ConsoleNoiseFilter extends AbstractFilter {
+    /** A filter that drops its lines and leaves the others to the logger. */
     ConsoleNoiseFilter() {
         super(Result.DENY, Result.NEUTRAL);
+    }
+
+    /** A filter that answers {@code onMatch} for its lines and {@code onMismatch} for the others. */
+    ConsoleNoiseFilter(Result onMatch, Result onMismatch) {
+        super(onMatch, onMismatch);
     }
 
     @Override
