@@ -44,6 +44,8 @@ import java.util.List;
 public final class EventIntake {
     /** The most events one request may carry ({@link Limits#MAX_BATCH_EVENTS}). */
     public static final int MAX_BATCH = Limits.MAX_BATCH_EVENTS;
+    /** At most this many fields an accepted event's answer names as {@code ignored} (the first ones, in the order given). */
+    static final int MAX_IGNORED = 20;
 
     private final Producer<String, byte[]> producer;
     private final Clock clock;
@@ -173,7 +175,7 @@ public final class EventIntake {
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
             List<String> ignored = EventJson.unknownFields(item); // a misspelt optional field would be lost without a word
             if (!ignored.isEmpty()) {
-                ignored.forEach(r.putArray("ignored")::add);
+                ignored.stream().limit(MAX_IGNORED).forEach(r.putArray("ignored")::add);
             }
             accepted++;
         }
@@ -186,6 +188,7 @@ public final class EventIntake {
                 r.put("duplicate", true); // in the log already (or earlier in this batch): not appended again
                 count(ACCEPTED, pendingTypes.get(i), null);
             } else if (!o.appended()) {
+                r.remove("ignored"); // said of an accepted event only
                 r.put("status", "rejected").put("error", "unavailable").put("reason", o.reason());
                 count(REFUSED, pendingTypes.get(i), "unavailable");
                 accepted--;

@@ -74,7 +74,9 @@ public final class EnsembleSessions implements Runnable {
         }
         err.println(ex.getMessage());
         CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
-        if (ex.getArgSpec() instanceof CommandLine.Model.OptionSpec option && option.longestName().startsWith("--")
+        CommandLine.Model.OptionSpec option = ex.getArgSpec() instanceof CommandLine.Model.OptionSpec o ? o
+                : refusedOption(cmd, ex.getMessage()); // a check of ours names the option first ("--port must be ...")
+        if (option != null && option.longestName().startsWith("--")
                 && java.util.Arrays.stream(args).noneMatch(a -> java.util.Arrays.stream(option.names())
                         .anyMatch(n -> a.equals(n) || a.startsWith(n + "=")))) {
             String variable = EnvironmentDefaults.variable(option.longestName());
@@ -85,6 +87,15 @@ public final class EnsembleSessions implements Runnable {
         }
         err.println("See '" + cmd.getCommandSpec().qualifiedName() + " --help' for its options.");
         return cmd.getCommandSpec().exitCodeOnInvalidInput();
+    }
+
+    /** The option of {@code cmd} whose long name begins {@code message} ({@link CommandChecks}' refusals), or null. */
+    private static CommandLine.Model.OptionSpec refusedOption(CommandLine cmd, String message) {
+        if (message == null || !message.startsWith("--")) {
+            return null;
+        }
+        int end = message.indexOf(' ');
+        return cmd.getCommandSpec().findOption(end < 0 ? message : message.substring(0, end));
     }
 
     /** The environment {@link EnvironmentDefaults} reads; the process's. */

@@ -77,8 +77,9 @@ final class SessionsCommand implements Callable<Integer> {
         if (status != null && !status.isBlank()) filters.append("&status=").append(enc(status));
         ArrayNode sessions = list(api, filters.toString(), limit);
         if (sessions.isEmpty() && agent != null && !agent.isBlank()
-                && !dev.ensemble.sessions.agent.AgentStoreDeleter.AGENTS.contains(agent.strip())) {
-            // a misspelt name finds nothing: say so rather than "No session matches."
+                && !dev.ensemble.sessions.agent.AgentStoreDeleter.AGENTS.contains(agent.strip().toLowerCase(java.util.Locale.ROOT))
+                && list(api, "&agent=" + enc(agent), 1).isEmpty()) {
+            // a misspelt name finds nothing, whatever the other filters: say so rather than "No session matches."
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--agent '" + agent + "' is not an agent this system knows ("
                     + String.join(", ", new java.util.TreeSet<>(dev.ensemble.sessions.agent.AgentStoreDeleter.AGENTS))
                     + ") and no session has it");

@@ -239,6 +239,8 @@ class ChooseCommandTest {
         assertThat(misspelt.err()).startsWith("--agent 'claude' is not an agent this system knows (").contains("claude-code");
         assertThat(cli("sessions", "--data-dir", dataDir, "--agent", "gemini-cli", "--q", "no-such-word-anywhere").out()).as("a known agent, nothing found")
                 .isEqualTo("No session matches." + nl);
+        assertThat(cli("sessions", "--data-dir", dataDir, "--agent", "Codex", "--q", "no-such-word-anywhere").out())
+                .as("the name in another case, nothing found by the other filters").isEqualTo("No session matches." + nl);
 
         // "liner" is in the second prompt ("update py with one liner comment"), not in the first
         assertThat(ids(json(cli("sessions", "--data-dir", dataDir, "--q", "liner", "--json")))).containsExactly("claude-code:" + HELLO);

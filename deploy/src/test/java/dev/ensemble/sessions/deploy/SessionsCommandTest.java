@@ -269,6 +269,13 @@ class SessionsCommandTest {
         assertThat(java.nio.file.Files.readString(log)).isEqualTo("Invalid value for option '--partitions': 'abc' is not an int" + NL
                 + "The value came from the environment variable ENSEMBLE_PARTITIONS." + NL
                 + "See 'ensemble-sessions run projector --help' for its options." + NL);
+        // refused by a check of ours rather than picocli's conversion
+        Path log2 = dir.resolve("run2.log");
+        Process p2 = ServicesAloneTest.start(log2, java.util.Map.of("ENSEMBLE_PARTITIONS", "0"), "projector", "--bootstrap-servers", "x:1");
+        assertThat(p2.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(p2.exitValue()).isEqualTo(2);
+        assertThat(java.nio.file.Files.readString(log2)).startsWith("--partitions must be 1 or more, not 0" + NL
+                + "The value came from the environment variable ENSEMBLE_PARTITIONS." + NL);
     }
 
     @Test
