@@ -53,7 +53,7 @@ final class BenchCommand implements Callable<Integer> {
         CommandChecks.requireAtLeast(spec, "--accounts", accounts, 1);
         CommandChecks.requireAtLeast(spec, "--partitions", partitions, 1);
         require(spec, !(replayOnly && restore), "--restore times the projector's restore: it cannot go with --replay-only");
-        require(spec, !replayOnly || recalibrateDecisions > 0, "--replay-only runs the replay benchmarks: --recalibrate-decisions must be 1 or more");
+        require(spec, !replayOnly || recalibrateDecisions > 0, "--recalibrate-decisions must be 1 or more with --replay-only (which runs the replay benchmarks)");
         CommandChecks.requireAtLeast(spec, "--recalibrate-decisions", recalibrateDecisions, 0);
         for (String key : settings.keySet()) {
             require(spec, isStreamsSetting(key), "--set " + key + ": not a Kafka Streams setting (nor a producer., consumer., "

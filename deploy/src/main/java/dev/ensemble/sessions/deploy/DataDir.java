@@ -146,17 +146,22 @@ record DataDir(Path root) {
      * Names of which one in a folder makes it a data folder of this system: what {@code up}, {@code run <service>} and
      * the computer agent write there ({@code state} only with a service's folder in it, see {@link #isOwn}).
      */
-    static final Set<String> OWN_FILES = Set.of("kafka", "token", "tokens.json", "computer-id", "computer-token", "metrics-token",
-            LocalKafka.CLIENT_PROPERTIES, "endpoints.json", "import-state.json", "assistant-sessions.json", "assistant",
-            "assistant-locks");
+    static final Set<String> OWN_FILES = Set.of("token", "tokens.json", "computer-id", "computer-token", "metrics-token",
+            LocalKafka.CLIENT_PROPERTIES, "endpoints.json", "import-state.json", "assistant-sessions.json");
     /** The services' folders under {@code state/} ({@link #state}). */
     private static final Set<String> SERVICES = Set.of("projector", "gateway", "choice", "cleanup", "agent", "computer-agent");
 
-    /** Whether {@code p}, in a folder, is one of this system's files ({@link #OWN_FILES}, or a {@code state} folder of a service). */
+    /**
+     * Whether {@code p}, in a folder, is one of this system's: a file named in {@link #OWN_FILES}, the embedded broker's
+     * {@code kafka} folder (with its lock or its metadata, or empty), or a {@code state} folder holding a service's.
+     */
     private static boolean isOwn(Path p) {
         String name = p.getFileName().toString();
         if (OWN_FILES.contains(name)) {
-            return true;
+            return Files.isRegularFile(p);
+        }
+        if (name.equals("kafka")) { // empty: made by a first start that ended before its broker started
+            return Files.exists(p.resolve("localkafka.lock")) || Files.exists(p.resolve("metadata/meta.properties")) || isEmptyFolder(p);
         }
         if (!name.equals("state") || !Files.isDirectory(p)) {
             return false;
@@ -198,6 +203,17 @@ record DataDir(Path root) {
             throw new IOException("the data folder " + root + " already holds other files (" + String.join(", ",
                     others.subList(0, Math.min(3, others.size()))) + (others.size() > 3 ? ", ..." : "") + ") and is not a data"
                     + " folder of ensemble-sessions: give an empty or new folder as --data-dir, e.g. " + root.resolve("ensemble-sessions"));
+        }
+    }
+
+    private static boolean isEmptyFolder(Path p) {
+        if (!Files.isDirectory(p)) {
+            return false;
+        }
+        try (java.util.stream.Stream<Path> in = Files.list(p)) {
+            return in.findAny().isEmpty();
+        } catch (IOException e) {
+            return false;
         }
     }
 

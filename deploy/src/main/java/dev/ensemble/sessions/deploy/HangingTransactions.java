@@ -49,8 +49,9 @@ import java.util.concurrent.TimeoutException;
  *       store's restore deletes nothing, a view's reader skips it. Only open records of the committed transaction
  *       are committed so (their producer epoch is the one before the commit's); those of a later one, which the
  *       coordinator never saw, are aborted. A commit whose markers the coordinator still owes after the wait ends the
- *       start with an error and aborts nothing; a commit that failed, or one under a producer id the coordinator
- *       replaced, cannot end the records, which are aborted with an error ({@link #end}). An open offset commit ({@code __consumer_offsets}) cannot take a record (the Admin
+ *       start with an error and aborts nothing, as does one the coordinator never saw; a commit the coordinator
+ *       aborted, or one under a producer id it replaced, cannot end the records, which are aborted with an error
+ *       ({@link #end}). An open offset commit ({@code __consumer_offsets}) cannot take a record (the Admin
  *       API can only abort one): it is aborted, and the application processes that transaction's input again, at
  *       least once for that one transaction (the projector applies an event once, {@code AppliedEvents}; the choice
  *       service appends a choice's outcome again under the same event id, which readers apply once);</li>
@@ -214,14 +215,17 @@ final class HangingTransactions {
      * each logged. A commit ({@link #commit}) ends what took its record once its markers are written, waited for up to
      * {@link #MARKERS_WAIT}; then an open offset commit of it, which cannot take a record, is aborted. What a commit was
      * decided for is not aborted while its coordinator still owes the markers: when they do not come in time the start
-     * stops with an error (the next start leaves the transaction to its coordinator, or repairs it again). Aborted after
-     * all, each with an error saying the records are lost: what is still open after a commit that failed (closing its
-     * producer aborts the transaction, and with it those records), or after one whose producer id its coordinator
-     * replaced (a producer's epochs ran out: the new id's marker cannot end the old id's records, and Kafka has no way to
-     * commit them for it).
+     * stops with an error (the next start leaves the transaction to its coordinator, or repairs it again). When the
+     * producer reports the commit failed, the coordinator is asked: a commit that went through after all (one that timed
+     * out completes when its producer closes) is waited for as one; one it aborted leaves the records to an abort; else
+     * (the coordinator never saw the repair's commit) the start stops and nothing is aborted. Aborted with an error saying
+     * the records are lost: what is still open after the repair's transaction was aborted, or after a commit whose
+     * producer id the coordinator replaced (a producer's epochs ran out: the new id's marker cannot end the old id's
+     * records, and Kafka has no way to commit them for it).
      *
      * @return what was aborted, with the producer's epochs the aborts used
-     * @throws IllegalStateException when the coordinator still owes the commit's markers after the wait
+     * @throws IllegalStateException when the coordinator still owes the commit's markers after the wait, or never saw
+     *                               the repair's commit
      */
     static List<Hanging> end(Admin admin, Map<String, Object> clientConfig, String transactionalId, End how, List<Hanging> of)
             throws InterruptedException, ExecutionException, TimeoutException {
@@ -234,20 +238,36 @@ final class HangingTransactions {
         List<Hanging> toAbort = of;
         if (how == End.COMMIT) {
             List<Hanging> committing = of.stream().filter(h -> takesRecord(h.partition())).toList();
-            List<Hanging> lost;
-            String why;
-            if (commit(clientConfig, transactionalId, of)) {
-                lost = awaitEnded(admin, committing, markersWait);
-                Long now = producerIdOf(admin, transactionalId);
-                if (!lost.isEmpty() && now != null && lost.stream().anyMatch(h -> h.producerId() == now)) {
-                    throw new IllegalStateException("the transaction " + transactionalId + " that its coordinator committed and a"
-                            + " crash left open was committed again, but its markers did not reach " + lost + " within "
-                            + markersWait.toSeconds() + " s; nothing was aborted: start again");
+            boolean committed = commit(clientConfig, transactionalId, of);
+            List<Hanging> lost = committed ? awaitEnded(admin, committing, markersWait) : List.of();
+            String why = null;
+            if (!committed || !lost.isEmpty()) {
+                TransactionDescription now = describeOne(admin, transactionalId);
+                if (!committed && now != null && wentThrough(now, committing)) {
+                    // a commit that timed out completes when its producer closes: as a commit, its markers waited for
+                    lost = awaitEnded(admin, committing, markersWait);
+                    committed = true;
+                    now = describeOne(admin, transactionalId);
                 }
-                why = "its coordinator gave the transactional id a new producer id, whose commit cannot end them";
-            } else {
-                lost = stillOpen(admin, committing);
-                why = "the repair could not commit them";
+                if (!committed) {
+                    if (now == null || (now.state() != TransactionState.PREPARE_ABORT && now.state() != TransactionState.COMPLETE_ABORT)) {
+                        throw new IllegalStateException("could not commit the transaction " + transactionalId + " that its"
+                                + " coordinator committed and a crash left open on " + committing.stream().map(Hanging::partition).toList()
+                                + "; nothing was aborted: start again");
+                    }
+                    lost = stillOpen(admin, committing);
+                    why = "the repair's commit failed and its transaction was aborted";
+                } else if (!lost.isEmpty()) {
+                    TransactionDescription after = now;
+                    boolean owed = after == null || after.state() == TransactionState.PREPARE_COMMIT
+                            || lost.stream().anyMatch(h -> h.producerId() == after.producerId());
+                    if (owed) {
+                        throw new IllegalStateException("the transaction " + transactionalId + " that its coordinator committed and"
+                                + " a crash left open was committed again, but its markers did not reach " + lost + " within "
+                                + markersWait.toSeconds() + " s; nothing was aborted: start again");
+                    }
+                    why = "its coordinator gave the transactional id a new producer id, whose commit cannot end them";
+                }
             }
             for (Hanging h : lost) {
                 LOG.error("aborting records their coordinator committed ({}): they are lost from {}: {}", why, h.partition(), h);
@@ -271,8 +291,9 @@ final class HangingTransactions {
      * record of that producer there (the others stay open, for an abort). Returns once the coordinator has decided the
      * commit, before the markers are written ({@link #awaitEnded}).
      *
-     * @return false (logged as an error) when it could not commit: closing its producer then aborts the recovery
-     *         transaction, and with it the open records of the partitions it had written to
+     * @return false (logged as an error) when its producer reports that it could not commit; the commit may still have
+     *         gone through (one that timed out completes when its producer closes) or been aborted ({@link #end} asks the
+     *         coordinator which)
      */
     static boolean commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
         Map<String, Object> config = new HashMap<>(clientConfig);
@@ -305,22 +326,32 @@ final class HangingTransactions {
                 }
             }
         } catch (RuntimeException e) {
-            LOG.error("could not commit the transaction {} that its coordinator committed and a crash left open on {} ({}); its"
-                    + " records there are aborted", transactionalId, of.stream().map(Hanging::partition).toList(), e.getMessage(), e);
+            LOG.error("could not commit the transaction {} that its coordinator committed and a crash left open on {} ({})",
+                    transactionalId, of.stream().map(Hanging::partition).toList(), e.getMessage(), e);
             return false;
         }
     }
 
-    /** The producer id the coordinator has for {@code transactionalId} now; null when it knows none. */
-    private static Long producerIdOf(Admin admin, String transactionalId) throws InterruptedException, ExecutionException, TimeoutException {
+    /** The coordinator's description of {@code transactionalId}'s transaction now; null when it knows none. */
+    private static TransactionDescription describeOne(Admin admin, String transactionalId)
+            throws InterruptedException, ExecutionException, TimeoutException {
         try {
-            return admin.describeTransactions(List.of(transactionalId)).all().get(30, TimeUnit.SECONDS).get(transactionalId).producerId();
+            return admin.describeTransactions(List.of(transactionalId)).all().get(30, TimeUnit.SECONDS).get(transactionalId);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.TransactionalIdNotFoundException) {
                 return null;
             }
             throw e;
         }
+    }
+
+    /**
+     * Whether the repair's commit went through although its producer reported a failure: the coordinator commits (or has
+     * committed) a transaction of the same producer at a later epoch than the one found hanging.
+     */
+    private static boolean wentThrough(TransactionDescription now, List<Hanging> committing) {
+        return (now.state() == TransactionState.PREPARE_COMMIT || now.state() == TransactionState.COMPLETE_COMMIT)
+                && committing.stream().allMatch(h -> h.producerId() == now.producerId() && now.producerEpoch() > h.transactionEpoch());
     }
 
     /** How many times {@link #commit} commits when a commit times out. */

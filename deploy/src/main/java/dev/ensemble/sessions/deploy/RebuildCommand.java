@@ -75,6 +75,7 @@ final class RebuildCommand implements Callable<Integer> {
         CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
         CommandChecks.requireAtLeast(spec, "--replication-factor", replicationFactor, 1);
         Map<String, Object> security = cluster.clientProperties();
+        cluster.requireReachable(security); // a cluster of one's own that does not answer: one line, before anything changes
         DataDir data = DataDir.of(dataDir);
         LocalKafka kafka = null;
         data.requireNotAFile();

@@ -64,6 +64,9 @@ final class RecalibrateCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--since must be an ISO-8601 instant such as 2026-11-01T00:00:00Z, not '" + since + "'");
             }
         }
+        if (cluster.given()) {
+            cluster.requireReachable(cluster.clientProperties());
+        }
         DataDir.Cluster kafka = cluster.given()
                 ? new DataDir.Cluster(cluster.bootstrapServers, cluster.clientProperties())
                 : DataDir.of(dataDir).runningCluster(); // the running system's (the embedded broker's credentials)

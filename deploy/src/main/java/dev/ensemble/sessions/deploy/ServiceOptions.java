@@ -228,6 +228,9 @@ final class ServiceOptions {
                 }
             }
         }
-        return why.isEmpty() ? "no address given" : String.join("; ", why);
+        if (why.isEmpty()) {
+            throw new UpCommand.CannotStart("no Kafka cluster address in '" + bootstrapServers + "'; check " + settings, null);
+        }
+        return String.join("; ", why);
     }
 }

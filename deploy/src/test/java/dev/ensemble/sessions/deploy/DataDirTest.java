@@ -31,6 +31,8 @@ class DataDirTest {
         assumeTrue(dir.getFileSystem().supportedFileAttributeViews().contains("posix"), "no POSIX permissions here");
         DataDir data = new DataDir(dir.resolve("data"));
         Files.createDirectories(data.root().resolve("kafka/logs/sessions.events-0"));
+        Files.createDirectories(data.root().resolve("kafka/metadata"));
+        Files.writeString(data.root().resolve("kafka/metadata/meta.properties"), "cluster.id=x\n");
         Files.setPosixFilePermissions(data.root(), PosixFilePermissions.fromString("rwxr-xr-x"));
         Path segment = Files.writeString(data.root().resolve("kafka/logs/sessions.events-0/00000000000000000000.log"), "a prompt");
         Files.setPosixFilePermissions(segment, PosixFilePermissions.fromString("rw-r--r--"));
@@ -80,6 +82,16 @@ class DataDirTest {
         Files.writeString(volume.getParent().resolve(".DS_Store"), "");
         new DataDir(volume.getParent()).createPrivate();
         assertThat(permissions(volume.getParent())).isEqualTo("rwx------");
+        // a first start that ended before its broker started left an empty kafka folder: taken
+        Path early = Files.createDirectories(dir.resolve("early/kafka"));
+        new DataDir(early.getParent()).createPrivate();
+        // a project with a kafka folder of its own, and a folder named like a file of ours, are not data folders
+        Path kafkaProject = Files.createDirectories(dir.resolve("kafka-project/kafka/config"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(kafkaProject.getParent().getParent()).createPrivate())
+                .isInstanceOf(java.io.IOException.class).hasMessageContaining("already holds other files (kafka)");
+        Path tokenFolder = Files.createDirectories(dir.resolve("web/token"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(tokenFolder.getParent()).createPrivate())
+                .isInstanceOf(java.io.IOException.class).hasMessageContaining("already holds other files (token)");
         // a project's own state folder is not a service's
         Path withState = Files.createDirectories(dir.resolve("app/state/cache"));
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new DataDir(withState.getParent().getParent()).createPrivate())

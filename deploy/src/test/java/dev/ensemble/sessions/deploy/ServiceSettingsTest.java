@@ -116,6 +116,12 @@ class ServiceSettingsTest {
         assertThat(EnsembleSessions.commandLine().setErr(new PrintWriter(bad, true)).execute("run", "projector", "--bootstrap-servers",
                 "not a host")).isEqualTo(1);
         assertThat(bad.toString()).startsWith("error: cannot reach the Kafka cluster at not a host ('not a host' is not HOST:PORT)");
+        StringWriter none = new StringWriter();
+        long before = System.nanoTime();
+        assertThat(EnsembleSessions.commandLine().setErr(new PrintWriter(none, true)).execute("run", "projector", "--bootstrap-servers",
+                ",")).isEqualTo(1);
+        assertThat(none.toString()).startsWith("error: no Kafka cluster address in ','");
+        assertThat(System.nanoTime() - before).as("at once").isLessThan(java.time.Duration.ofSeconds(10).toNanos());
         // a name whose first address refuses and whose second listens is reachable: checked through unreachable() with a
         // server on the loopback address and a port nobody has on the first entry
         try (java.net.ServerSocket listening = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {

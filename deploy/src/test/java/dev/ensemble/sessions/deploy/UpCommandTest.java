@@ -99,6 +99,7 @@ class UpCommandTest {
     @Test
     void aDataFolderTheBrokerCannotUseEndsUpWithOneLineNamingTheFolderAndTheReason(@TempDir Path dir) throws Exception {
         Path data = Files.createDirectories(dir.resolve("data"));
+        Files.writeString(data.resolve("computer-id"), "laptop\n"); // a data folder of an earlier start
         Files.writeString(data.resolve("kafka"), "not a folder"); // where the broker's folder should be
         StringWriter err = new StringWriter();
         CommandLine cli = EnsembleSessions.commandLine();
@@ -123,6 +124,7 @@ class UpCommandTest {
         Files.createDirectories(data);
         org.junit.jupiter.api.Assumptions.assumeTrue(data.getFileSystem().supportedFileAttributeViews().contains("posix"));
         Files.setPosixFilePermissions(data, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.writeString(data.resolve("computer-id"), "laptop\n"); // a data folder of an earlier start
         Files.writeString(data.resolve("kafka"), "not a folder"); // ends this 'up' right after it prepared the folder
         CommandLine cli = EnsembleSessions.commandLine();
         cli.setErr(new PrintWriter(new StringWriter(), true));
