@@ -127,8 +127,9 @@ public final class EventIntake {
                 invalid++;
                 continue;
             }
+            List<String> ignored = new ArrayList<>(); // a misspelt optional field would be lost without a word
             try {
-                e = EventJson.fromJson(item, clock);
+                e = EventJson.fromJson(item, clock, ignored);
                 e.setRecordedAt(clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
             } catch (InvalidEventException ex) {
                 refuse(r, ex);
@@ -173,7 +174,6 @@ public final class EventIntake {
             pending.add(r);
             pendingTypes.add(type);
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
-            List<String> ignored = EventJson.unknownFields(item); // a misspelt optional field would be lost without a word
             if (!ignored.isEmpty()) {
                 ignored.stream().limit(MAX_IGNORED).forEach(r.putArray("ignored")::add);
             }

@@ -61,6 +61,17 @@ public final class EventJson {
 
     /** Converts one event from its JSON tree. */
     public static Event fromJson(JsonNode node, Clock clock) {
+        return fromJson(node, clock, new ArrayList<>());
+    }
+
+    /**
+     * Converts one event from its JSON tree, adding to {@code ignored} the paths of the fields its schema does not have
+     * and the event therefore leaves out (a misspelt {@code payload.reportSumary}, a newer schema's field), in the order
+     * given ({@code ocurredAt}, {@code payload.task.titel}; an element of a list of records as {@code [i]}); inside a
+     * map every key is data. Found by the conversion itself, looking further only at an object with more fields than
+     * its schema has of them.
+     */
+    public static Event fromJson(JsonNode node, Clock clock, List<String> ignored) {
         if (node == null || !node.isObject()) {
             throw new InvalidEventException(null, null, null, "an event must be a JSON object");
         }
@@ -75,9 +86,10 @@ public final class EventJson {
         if (payloadSchema == null) {
             throw new InvalidEventException(eventId, type, "type", "unknown event type '" + type + "'; one of " + EventTypes.names());
         }
-        Converter c = new Converter(eventId, type);
+        Converter c = new Converter(eventId, type, ignored);
         Schema envelope = Event.getClassSchema();
         Event event = new Event();
+        c.noteUnknown(envelope, node, "", 1); // "type" stands beside the envelope's fields
         for (Schema.Field f : envelope.getFields()) {
             if (f.name().equals("payload")) {
                 JsonNode p = node.get("payload");
@@ -94,65 +106,6 @@ public final class EventJson {
         Validation.check(event);
         Limits.check(event);
         return event;
-    }
-
-    /**
-     * The fields of an event's JSON that its schema does not have and {@link #fromJson} therefore leaves out (a
-     * misspelt {@code payload.reportSumary}, or a field of a newer version of the schema), as paths
-     * ({@code payload.task.titel}, {@code payload.files[2].pth}), in the order given; empty for an event of an unknown
-     * type. Inside maps every key is data, not a field.
-     */
-    public static List<String> unknownFields(JsonNode node) {
-        List<String> out = new ArrayList<>();
-        String type = node == null || !node.isObject() ? null : textOrNull(node.get("type"));
-        Schema payload = type == null ? null : EventTypes.schemaOf(type);
-        if (payload == null) {
-            return out;
-        }
-        node.fieldNames().forEachRemaining(name -> {
-            if (!name.equals("type") && Event.getClassSchema().getField(name) == null) {
-                out.add(name);
-            }
-        });
-        unknownFields(payload, node.get("payload"), "payload", out);
-        return out;
-    }
-
-    private static void unknownFields(Schema s, JsonNode n, String path, List<String> out) {
-        if (n == null || n.isNull()) {
-            return;
-        }
-        switch (s.getType()) {
-            case RECORD -> {
-                if (!n.isObject()) {
-                    return;
-                }
-                n.fields().forEachRemaining(e -> {
-                    Schema.Field f = s.getField(e.getKey());
-                    if (f == null) {
-                        out.add(path + "." + e.getKey());
-                    } else {
-                        unknownFields(f.schema(), e.getValue(), path + "." + e.getKey(), out);
-                    }
-                });
-            }
-            case UNION -> {
-                List<Schema> records = s.getTypes().stream().filter(b -> b.getType() == Schema.Type.RECORD
-                        || b.getType() == Schema.Type.ARRAY).toList();
-                if (records.size() == 1) { // with several record branches which one the value is not known here
-                    unknownFields(records.get(0), n, path, out);
-                }
-            }
-            case ARRAY -> {
-                if (n.isArray()) {
-                    for (int i = 0; i < n.size(); i++) {
-                        unknownFields(s.getElementType(), n.get(i), path + "[" + i + "]", out);
-                    }
-                }
-            }
-            default -> {
-            }
-        }
     }
 
     /** The JSON tree of an event, in the form {@link #fromJson} reads. */
@@ -323,10 +276,34 @@ public final class EventJson {
     private static final class Converter {
         private final String eventId;
         private final String type;
+        /** The paths of the fields the schema does not have, as met. */
+        private final List<String> ignored;
 
-        Converter(String eventId, String type) {
+        Converter(String eventId, String type, List<String> ignored) {
             this.eventId = eventId;
             this.type = type;
+            this.ignored = ignored;
+        }
+
+        /**
+         * Adds the fields of the object {@code n} that the record schema {@code s} does not have, beside {@code extra}
+         * names read elsewhere; only looks when {@code n} holds more fields than {@code s} has of them.
+         */
+        void noteUnknown(Schema s, JsonNode n, String path, int extra) {
+            int known = extra;
+            for (Schema.Field f : s.getFields()) {
+                if (n.has(f.name())) {
+                    known++;
+                }
+            }
+            if (n.size() <= known) {
+                return;
+            }
+            n.fieldNames().forEachRemaining(name -> {
+                if (s.getField(name) == null && !(extra > 0 && path.isEmpty() && name.equals("type"))) {
+                    ignored.add(path.isEmpty() ? name : path + "." + name);
+                }
+            });
         }
 
         InvalidEventException error(String path, String problem) {
@@ -360,6 +337,7 @@ public final class EventJson {
                     for (Schema.Field f : s.getFields()) {
                         r.put(f.pos(), field(f, n.get(f.name()), path));
                     }
+                    noteUnknown(s, n, path, 0);
                     return r;
                 }
                 case UNION: {
@@ -379,10 +357,12 @@ public final class EventJson {
                         return convert(branches.get(0), n, path);
                     }
                     InvalidEventException last = null;
+                    int noted = ignored.size();
                     for (Schema b : branches) {
                         try {
                             return convert(b, n, path);
                         } catch (InvalidEventException e) {
+                            ignored.subList(noted, ignored.size()).clear(); // what a branch not taken noted is not so
                             last = e;
                         }
                     }

@@ -47,10 +47,17 @@ class ContractJsonTest {
         }
     }
 
+    /** The fields the schema lacks that an event's JSON carried, as {@link EventJson#fromJson(JsonNode, Clock, List)} names them. */
+    private static List<String> ignored(JsonNode node) {
+        List<String> out = new java.util.ArrayList<>();
+        EventJson.fromJson(node, CLOCK, out);
+        return out;
+    }
+
     @Test
     void theContractsEventsHaveNoFieldTheSchemaLacksAndAMisspeltOneIsNamed() throws Exception {
         for (String line : contractLines()) {
-            assertThat(EventJson.unknownFields(EventJson.mapper().readTree(line))).as(line).isEmpty();
+            assertThat(ignored(EventJson.mapper().readTree(line))).as(line).isEmpty();
         }
         List<String> lines = contractLines();
         ObjectNode report = (ObjectNode) EventJson.mapper().readTree(lines.get(4)); // a RunStatusChanged
@@ -58,13 +65,10 @@ class ContractJsonTest {
         ObjectNode payload = (ObjectNode) report.get("payload");
         payload.set("reportSumary", payload.remove("reportSummary"));
         report.put("ocurredAt", "2026-11-02T09:41:00Z");
-        assertThat(EventJson.unknownFields(report)).containsExactly("ocurredAt", "payload.reportSumary");
-        assertThat(EventJson.parse(report.toString(), CLOCK)).as("still an event: the field is optional").isNotNull();
+        assertThat(ignored(report)).as("still an event: the field is optional").containsExactly("ocurredAt", "payload.reportSumary");
         ObjectNode claim = (ObjectNode) EventJson.mapper().readTree(lines.get(1)); // a RunClaimed with a task
         ((ObjectNode) claim.get("payload").get("task")).put("titel", "x");
-        assertThat(EventJson.unknownFields(claim)).containsExactly("payload.task.titel");
-        assertThat(EventJson.unknownFields(EventJson.mapper().readTree("{\"type\": \"NoSuchType\", \"x\": 1}"))).isEmpty();
-        assertThat(EventJson.unknownFields(EventJson.mapper().readTree("[1]"))).isEmpty();
+        assertThat(ignored(claim)).containsExactly("payload.task.titel");
     }
 
     @Test
