@@ -213,19 +213,21 @@ final class HangingTransactions {
     /**
      * Ends the hanging transaction of {@code transactionalId}, open on the partitions {@code of}, as {@code how} says,
      * each logged. A commit ({@link #commit}) ends what took its record once its markers are written, waited for up to
-     * {@link #MARKERS_WAIT}; then an open offset commit of it, which cannot take a record, is aborted. What a commit was
-     * decided for is not aborted while its coordinator still owes the markers: when they do not come in time the start
-     * stops with an error (the next start leaves the transaction to its coordinator, or repairs it again). When the
-     * producer reports the commit failed, the coordinator is asked: a commit that went through after all (one that timed
-     * out completes when its producer closes) is waited for as one; one it aborted leaves the records to an abort; else
-     * (the coordinator never saw the repair's commit) the start stops and nothing is aborted. Aborted with an error saying
-     * the records are lost: what is still open after the repair's transaction was aborted, or after a commit whose
-     * producer id the coordinator replaced (a producer's epochs ran out: the new id's marker cannot end the old id's
-     * records, and Kafka has no way to commit them for it).
+     * {@link #MARKERS_WAIT}; then an open offset commit of it, which cannot take a record, is aborted. After the
+     * repair's commit the coordinator is asked what it made of it, whatever its producer said (a commit that timed out
+     * completes when its producer closes):
+     * <ul>
+     *   <li>a commit at a later epoch: its markers are waited for; when they do not come the start stops, aborting
+     *       nothing (the next start leaves the transaction to its coordinator, or repairs it again);</li>
+     *   <li>an abort at a later epoch, or the transactional id under a new producer id (a producer's epochs ran out: the
+     *       new id's marker cannot end the old id's records, and Kafka has no way to commit them for it): the records are
+     *       aborted, each with an error saying they are lost;</li>
+     *   <li>anything else (the coordinator never saw the repair's transaction): the start stops, aborting nothing.</li>
+     * </ul>
      *
      * @return what was aborted, with the producer's epochs the aborts used
      * @throws IllegalStateException when the coordinator still owes the commit's markers after the wait, or never saw
-     *                               the repair's commit
+     *                               the repair's transaction
      */
     static List<Hanging> end(Admin admin, Map<String, Object> clientConfig, String transactionalId, End how, List<Hanging> of)
             throws InterruptedException, ExecutionException, TimeoutException {
@@ -238,36 +240,34 @@ final class HangingTransactions {
         List<Hanging> toAbort = of;
         if (how == End.COMMIT) {
             List<Hanging> committing = of.stream().filter(h -> takesRecord(h.partition())).toList();
-            boolean committed = commit(clientConfig, transactionalId, of);
-            List<Hanging> lost = committed ? awaitEnded(admin, committing, markersWait) : List.of();
-            String why = null;
-            if (!committed || !lost.isEmpty()) {
-                TransactionDescription now = describeOne(admin, transactionalId);
-                if (!committed && now != null && wentThrough(now, committing)) {
-                    // a commit that timed out completes when its producer closes: as a commit, its markers waited for
-                    lost = awaitEnded(admin, committing, markersWait);
-                    committed = true;
-                    now = describeOne(admin, transactionalId);
+            commit(clientConfig, transactionalId, of);
+            // what the coordinator made of the repair's commit, whatever its producer said (a commit that timed out
+            // completes when its producer closes)
+            TransactionDescription now = describeOne(admin, transactionalId);
+            long producerId = committing.get(0).producerId(); // one transactional id: one producer id
+            int foundEpoch = committing.get(0).transactionEpoch();
+            List<Hanging> lost = List.of();
+            String why;
+            if (now != null && now.producerId() != producerId) {
+                lost = stillOpen(admin, committing);
+                why = "its coordinator gave the transactional id a new producer id, whose commit cannot end them";
+            } else if (now != null && now.producerEpoch() > foundEpoch && (now.state() == TransactionState.PREPARE_COMMIT
+                    || now.state() == TransactionState.COMPLETE_COMMIT)) {
+                List<Hanging> notEnded = awaitEnded(admin, committing, markersWait);
+                if (!notEnded.isEmpty()) {
+                    throw new IllegalStateException("the transaction " + transactionalId + " that its coordinator committed and"
+                            + " a crash left open was committed again, but its markers did not reach " + notEnded + " within "
+                            + markersWait.toSeconds() + " s; nothing was aborted: start again");
                 }
-                if (!committed) {
-                    if (now == null || (now.state() != TransactionState.PREPARE_ABORT && now.state() != TransactionState.COMPLETE_ABORT)) {
-                        throw new IllegalStateException("could not commit the transaction " + transactionalId + " that its"
-                                + " coordinator committed and a crash left open on " + committing.stream().map(Hanging::partition).toList()
-                                + "; nothing was aborted: start again");
-                    }
-                    lost = stillOpen(admin, committing);
-                    why = "the repair's commit failed and its transaction was aborted";
-                } else if (!lost.isEmpty()) {
-                    TransactionDescription after = now;
-                    boolean owed = after == null || after.state() == TransactionState.PREPARE_COMMIT
-                            || lost.stream().anyMatch(h -> h.producerId() == after.producerId());
-                    if (owed) {
-                        throw new IllegalStateException("the transaction " + transactionalId + " that its coordinator committed and"
-                                + " a crash left open was committed again, but its markers did not reach " + lost + " within "
-                                + markersWait.toSeconds() + " s; nothing was aborted: start again");
-                    }
-                    why = "its coordinator gave the transactional id a new producer id, whose commit cannot end them";
-                }
+                why = null;
+            } else if (now != null && now.producerEpoch() > foundEpoch && (now.state() == TransactionState.PREPARE_ABORT
+                    || now.state() == TransactionState.COMPLETE_ABORT)) {
+                lost = stillOpen(admin, committing);
+                why = "the repair's commit failed and its coordinator aborted it";
+            } else {
+                throw new IllegalStateException("could not commit the transaction " + transactionalId + " that its coordinator"
+                        + " committed and a crash left open on " + committing.stream().map(Hanging::partition).toList()
+                        + " (its coordinator has it as " + (now == null ? "unknown" : now.state()) + "); nothing was aborted: start again");
             }
             for (Hanging h : lost) {
                 LOG.error("aborting records their coordinator committed ({}): they are lost from {}: {}", why, h.partition(), h);
@@ -291,11 +291,10 @@ final class HangingTransactions {
      * record of that producer there (the others stay open, for an abort). Returns once the coordinator has decided the
      * commit, before the markers are written ({@link #awaitEnded}).
      *
-     * @return false (logged as an error) when its producer reports that it could not commit; the commit may still have
-     *         gone through (one that timed out completes when its producer closes) or been aborted ({@link #end} asks the
-     *         coordinator which)
+     * A failure its producer reports is logged: the commit may still have gone through (one that timed out completes when
+     * its producer closes) or been aborted; {@link #end} asks the coordinator which.
      */
-    static boolean commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
+    static void commit(Map<String, Object> clientConfig, String transactionalId, List<Hanging> of) {
         Map<String, Object> config = new HashMap<>(clientConfig);
         config.put(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
         config.put(org.apache.kafka.clients.producer.ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000);
@@ -317,7 +316,7 @@ final class HangingTransactions {
             for (int attempt = 1; ; attempt++) {
                 try {
                     producer.commitTransaction();
-                    return true;
+                    return;
                 } catch (org.apache.kafka.common.errors.TimeoutException e) {
                     if (attempt == COMMIT_TRIES) {
                         throw e;
@@ -328,7 +327,6 @@ final class HangingTransactions {
         } catch (RuntimeException e) {
             LOG.error("could not commit the transaction {} that its coordinator committed and a crash left open on {} ({})",
                     transactionalId, of.stream().map(Hanging::partition).toList(), e.getMessage(), e);
-            return false;
         }
     }
 
@@ -343,15 +341,6 @@ final class HangingTransactions {
             }
             throw e;
         }
-    }
-
-    /**
-     * Whether the repair's commit went through although its producer reported a failure: the coordinator commits (or has
-     * committed) a transaction of the same producer at a later epoch than the one found hanging.
-     */
-    private static boolean wentThrough(TransactionDescription now, List<Hanging> committing) {
-        return (now.state() == TransactionState.PREPARE_COMMIT || now.state() == TransactionState.COMPLETE_COMMIT)
-                && committing.stream().allMatch(h -> h.producerId() == now.producerId() && now.producerEpoch() > h.transactionEpoch());
     }
 
     /** How many times {@link #commit} commits when a commit times out. */

@@ -114,14 +114,29 @@ class HangingTransactionsTest {
     }
 
     @Test
-    void onARealBrokerACommitThatFailsOrCannotEndTheRecordsIsFollowedByTheirAbort(@TempDir Path dir) throws Exception {
+    void onARealBrokerACommitTheCoordinatorNeverSawAbortsNothingAndRecordsItCannotEndAreAborted(@TempDir Path dir) throws Exception {
         try (LocalKafka kafka = brokerWithEvents(dir); RecordingAdmin admin = new RecordingAdmin(client(kafka))) {
             Map<String, Object> client = client(kafka);
             assertThat(HangingTransactions.commitEpochBump(admin)).as("this broker's transactions are v2").isEqualTo(1);
-            // a commit that cannot be made (a topic name Kafka refuses): false, logged, not thrown
-            TopicPartition missing = new TopicPartition("no such topic", 0);
-            var unwritable = new HangingTransactions.Hanging(missing, 1, 0, 0, 0, "app-1", TransactionState.COMPLETE_COMMIT, 1);
-            assertThat(HangingTransactions.commit(client, "app-1", List.of(unwritable))).isFalse();
+            // a repair commit whose record cannot be sent (over the producer's max.request.size): its coordinator never
+            // sees a transaction, so the start stops and nothing is aborted
+            TopicPartition events1 = new TopicPartition("events", 1);
+            try (KafkaProducer<String, String> before = producer(kafka, "app-1")) {
+                before.initTransactions();
+                before.beginTransaction();
+                before.send(new ProducerRecord<>("events", 1, "acct", "committed")).get();
+                before.commitTransaction();
+            }
+            var described = admin.describeTransactions(List.of("app-1")).all().get().get("app-1");
+            var found = new HangingTransactions.Hanging(events1, described.producerId(), described.producerEpoch() - 1, 0, 0, "app-1",
+                    TransactionState.COMPLETE_COMMIT, described.producerEpoch());
+            Map<String, Object> tiny = new java.util.HashMap<>(client);
+            tiny.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 1);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> HangingTransactions.end(admin, tiny, "app-1",
+                            HangingTransactions.End.COMMIT, List.of(found)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageStartingWith("could not commit the transaction app-1")
+                    .hasMessageContaining("nothing was aborted");
+            assertThat(admin.aborts).isEmpty();
             // a commit made whose marker cannot end the open records: they belong to a producer id that is not the
             // transactional id's now (as when its coordinator gave it a new one): after the wait they are aborted, with
             // an error, so that readers go on (the coordinator owes them nothing, no start would end them)
