@@ -60,8 +60,8 @@ public final class EnsembleSessions implements Runnable {
     /**
      * Prints a usage error in a few lines: arguments it did not know first (with picocli's suggestions for a misspelt
      * option), also when the error is another one (a required option missing, most often because it was misspelt), then
-     * the error, the {@code ENSEMBLE_*} variable a refused value came from when it was not on the command line
-     * ({@link EnvironmentDefaults}), and the command's help.
+     * the error, the {@code ENSEMBLE_*} variable a refused value came from when it was not on the command line (asked of
+     * the command's own {@link EnvironmentDefaults}: a command that reads no variable names none), and the command's help.
      */
     private static int usageError(CommandLine.ParameterException ex, String[] args) {
         CommandLine cmd = ex.getCommandLine();
@@ -76,14 +76,11 @@ public final class EnsembleSessions implements Runnable {
         CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
         CommandLine.Model.OptionSpec option = ex.getArgSpec() instanceof CommandLine.Model.OptionSpec o ? o
                 : refusedOption(cmd, ex.getMessage()); // a check of ours names the option first ("--port must be ...")
-        if (option != null && option.longestName().startsWith("--")
+        if (option != null && cmd.getCommandSpec().defaultValueProvider() instanceof EnvironmentDefaults environment
+                && environment.defaultValue(option) != null // the command reads that variable, and it is set
                 && java.util.Arrays.stream(args).noneMatch(a -> java.util.Arrays.stream(option.names())
                         .anyMatch(n -> a.equals(n) || a.startsWith(n + "=")))) {
-            String variable = EnvironmentDefaults.variable(option.longestName());
-            String value = environment().get(variable);
-            if (value != null && !value.isBlank()) {
-                err.println("The value came from the environment variable " + variable + ".");
-            }
+            err.println("The value came from the environment variable " + EnvironmentDefaults.variable(option.longestName()) + ".");
         }
         err.println("See '" + cmd.getCommandSpec().qualifiedName() + " --help' for its options.");
         return cmd.getCommandSpec().exitCodeOnInvalidInput();
@@ -96,10 +93,5 @@ public final class EnsembleSessions implements Runnable {
         }
         int end = message.indexOf(' ');
         return cmd.getCommandSpec().findOption(end < 0 ? message : message.substring(0, end));
-    }
-
-    /** The environment {@link EnvironmentDefaults} reads; the process's. */
-    static java.util.Map<String, String> environment() {
-        return System.getenv();
     }
 }
