@@ -4,6 +4,7 @@ import dev.ensemble.sessions.schema.KafkaClients;
 import dev.ensemble.sessions.schema.Topics;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -167,9 +168,8 @@ final class ServiceOptions {
                 throw new UpCommand.CannotStart("interrupted while reaching the Kafka cluster at " + bootstrapServers, e);
             }
         }
-        long left = Math.max(1_000, java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()));
+        long ms = Math.max(1_000, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())); // what is left of the time
         Map<String, Object> config = KafkaClients.config(bootstrapServers, clientProperties);
-        long ms = left;
         config.put("default.api.timeout.ms", (int) ms);
         config.put("request.timeout.ms", (int) Math.min(ms, 30_000));
         try (Admin admin = Admin.create(config)) {
@@ -184,39 +184,31 @@ final class ServiceOptions {
         }
     }
 
-    /** The scheme a bootstrap address may start with ({@code PLAINTEXT://}, {@code SASL_SSL://}, ...). */
-    private static final java.util.regex.Pattern SCHEME = java.util.regex.Pattern.compile("^[A-Za-z0-9_]+://");
-
     /**
      * Null when an address of {@code bootstrapServers} takes a TCP connection (1 s each), else why none does
-     * ("127.0.0.1:1: Connection refused; k:9092: unknown host").
+     * ("127.0.0.1:1: Connection refused; k:9092: unknown host"). Addresses are read as Kafka's clients read them
+     * ({@link Utils#getHost}, {@link Utils#getPort}: a scheme such as {@code SASL_SSL://} and IPv6 brackets allowed).
      *
-     * @throws UpCommand.CannotStart at once for an address that is not {@code [SCHEME://]HOST:PORT}
+     * @throws UpCommand.CannotStart at once for an address that is not {@code [SCHEME://]HOST:PORT}, or none at all
      */
     static String unreachable(String bootstrapServers, String settings) {
         List<String> why = new ArrayList<>();
         for (String given : bootstrapServers.split(",")) {
-            String a = SCHEME.matcher(given.strip()).replaceFirst("");
+            String a = given.strip();
             if (a.isEmpty()) {
                 continue;
             }
-            int colon = a.lastIndexOf(':');
-            int port = -1;
-            try {
-                port = colon <= 0 ? -1 : Integer.parseInt(a.substring(colon + 1));
-            } catch (NumberFormatException e) {
-                port = -1;
-            }
-            if (port < 0 || port > 65535) {
-                throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + bootstrapServers + " ('" + given.strip()
+            String host = Utils.getHost(a);
+            Integer port = Utils.getPort(a);
+            if (host == null || port == null || port > 65535) {
+                throw new UpCommand.CannotStart("cannot reach the Kafka cluster at " + bootstrapServers + " ('" + a
                         + "' is not HOST:PORT); check " + settings, null);
             }
-            String host = a.substring(0, colon).replaceAll("^\\[|]$", "");
             java.net.InetAddress[] addresses;
             try {
                 addresses = java.net.InetAddress.getAllByName(host);
             } catch (java.net.UnknownHostException e) {
-                why.add(given.strip() + ": unknown host");
+                why.add(a + ": unknown host");
                 continue;
             }
             for (java.net.InetAddress address : addresses) {
@@ -224,7 +216,7 @@ final class ServiceOptions {
                     socket.connect(new java.net.InetSocketAddress(address, port), 1_000);
                     return null;
                 } catch (java.io.IOException e) {
-                    why.add(given.strip() + (addresses.length > 1 ? " (" + address.getHostAddress() + ")" : "") + ": " + e.getMessage());
+                    why.add(a + (addresses.length > 1 ? " (" + address.getHostAddress() + ")" : "") + ": " + e.getMessage());
                 }
             }
         }
