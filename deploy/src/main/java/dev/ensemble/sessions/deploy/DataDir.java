@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -161,15 +162,18 @@ record DataDir(Path root) {
             return Files.isRegularFile(p);
         }
         if (name.equals("kafka")) { // empty: made by a first start that ended before its broker started
-            return Files.exists(p.resolve("localkafka.lock")) || Files.exists(p.resolve("metadata/meta.properties")) || isEmptyFolder(p);
+            return Files.exists(p.resolve("localkafka.lock")) || Files.exists(p.resolve("metadata/meta.properties"))
+                    || (Files.isDirectory(p) && entries(p).isEmpty());
         }
-        if (!name.equals("state") || !Files.isDirectory(p)) {
-            return false;
-        }
-        try (java.util.stream.Stream<Path> in = Files.list(p)) {
-            return in.anyMatch(s -> SERVICES.contains(s.getFileName().toString()));
+        return name.equals("state") && entries(p).stream().anyMatch(e -> SERVICES.contains(e.getFileName().toString()));
+    }
+
+    /** What a folder holds; empty when it is not a folder or cannot be read. */
+    private static List<Path> entries(Path folder) {
+        try (java.util.stream.Stream<Path> in = Files.list(folder)) {
+            return in.toList();
         } catch (IOException e) {
-            return false;
+            return List.of();
         }
     }
 
@@ -182,11 +186,11 @@ record DataDir(Path root) {
      * @throws IOException naming the folder, what is in it and the option
      */
     private void requireOwnable() throws IOException {
-        if (Files.getPosixFilePermissions(root).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE) && isSticky(root)) {
+        if (isShared(root)) {
             throw new IOException("the data folder " + root + " is a shared folder (anyone may write in it, as /tmp):"
                     + " give a folder of its own as --data-dir, e.g. " + root.resolve("ensemble-sessions"));
         }
-        java.util.List<String> others = new java.util.ArrayList<>();
+        List<String> others = new java.util.ArrayList<>();
         try (java.util.stream.Stream<Path> in = Files.list(root)) {
             for (Path p : (Iterable<Path>) in::iterator) {
                 String name = p.getFileName().toString();
@@ -206,22 +210,10 @@ record DataDir(Path root) {
         }
     }
 
-    private static boolean isEmptyFolder(Path p) {
-        if (!Files.isDirectory(p)) {
-            return false;
-        }
-        try (java.util.stream.Stream<Path> in = Files.list(p)) {
-            return in.findAny().isEmpty();
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    /** Whether the folder has the sticky bit (only the owner of a file may remove it: a folder shared by all, as /tmp). */
-    private static boolean isSticky(Path folder) {
+    /** Whether anyone may write in the folder and it has the sticky bit (as /tmp: shared by all). */
+    private static boolean isShared(Path folder) {
         try {
-            Object mode = Files.getAttribute(folder, "unix:mode");
-            return mode instanceof Integer m && (m & 01000) != 0;
+            return Files.getAttribute(folder, "unix:mode") instanceof Integer mode && (mode & 01002) == 01002;
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
             return false;
         }
