@@ -78,7 +78,7 @@ final class RunCommand implements Runnable {
             Files.deleteIfExists(options.readyFile); // one left by an instance killed before (kill -9) says nothing of this one
         }
         options.requireReachable(kafka); // before anything of the JVM changes: nothing to undo
-        ServiceLifetime lifetime = new ServiceLifetime(null);
+        ServiceLifetime lifetime = new ServiceLifetime("stopping " + service + "…", service + " stopped.");
         List<AutoCloseable> running = lifetime.running();
         try {
             String line = start.start(running);
@@ -97,7 +97,7 @@ final class RunCommand implements Runnable {
             lifetime.startFailed();
             throw e;
         }
-        return lifetime.serveUntilStopped("stopping " + service + "…", service + " stopped.");
+        return lifetime.serveUntilStopped();
     }
 
     /** Starts a service; returns the line printed when it is ready. */

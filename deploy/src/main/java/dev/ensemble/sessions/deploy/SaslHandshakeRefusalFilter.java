@@ -28,8 +28,9 @@ public final class SaslHandshakeRefusalFilter extends ConsoleNoiseFilter {
     @Override
     boolean isNoise(LogEvent event) {
         Throwable t = event.getThrown();
+        String message = message(event);
         return "org.apache.kafka.common.network.Selector".equals(event.getLoggerName())
-                && message(event).contains("Unexpected error from ") && message(event).endsWith("; closing connection")
+                && message.contains("Unexpected error from ") && message.endsWith("; closing connection")
                 && t instanceof org.apache.kafka.common.errors.InvalidRequestException
                 && String.valueOf(t.getMessage()).matches("Unexpected Kafka request of type \\w+ during SASL handshake\\.");
     }

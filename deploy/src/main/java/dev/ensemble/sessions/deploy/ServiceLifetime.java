@@ -26,13 +26,18 @@ final class ServiceLifetime {
     private final CountDownLatch stopAsked = new CountDownLatch(1);
     private final AtomicBoolean ready = new AtomicBoolean();
     private final Thread hook;
+    private final String stoppingLine;
+    private final String stoppedLine;
 
     /**
      * Installs the signal handlers and the shutdown hook.
      *
-     * @param stoppingLine printed when it stops on a shutdown the hook handles (null: nothing)
+     * @param stoppingLine printed when the services start to stop, however they are stopped
+     * @param stoppedLine  printed once they have stopped (null: nothing)
      */
-    ServiceLifetime(String stoppingLine) {
+    ServiceLifetime(String stoppingLine, String stoppedLine) {
+        this.stoppingLine = stoppingLine;
+        this.stoppedLine = stoppedLine;
         StopSignals.install((name, number) -> {
             if (ready.get()) {
                 stopAsked.countDown();
@@ -40,12 +45,7 @@ final class ServiceLifetime {
                 new Thread(() -> System.exit(128 + number), "ensemble-stop-while-starting").start();
             }
         });
-        hook = new Thread(() -> {
-            if (stoppingLine != null) {
-                System.out.println(stoppingLine);
-            }
-            closeAll(running);
-        }, "ensemble-shutdown");
+        hook = new Thread(this::stop, "ensemble-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
     }
 
@@ -57,16 +57,15 @@ final class ServiceLifetime {
     /** After a failed start: stops what had started (no hook left to do it again). */
     void startFailed() {
         Runtime.getRuntime().removeShutdownHook(hook);
-        closeAll(running);
+        closeAll();
     }
 
     /**
-     * Marks the services ready, waits for Ctrl-C or SIGTERM, then prints {@code stoppingLine}, stops them on this
-     * thread and prints {@code stoppedLine} (null: nothing).
+     * Marks the services ready, waits for Ctrl-C or SIGTERM, then stops them on this thread.
      *
      * @return 0, the command's exit code
      */
-    int serveUntilStopped(String stoppingLine, String stoppedLine) throws InterruptedException {
+    int serveUntilStopped() throws InterruptedException {
         ready.set(true);
         stopAsked.await();
         try {
@@ -74,24 +73,28 @@ final class ServiceLifetime {
         } catch (IllegalStateException e) {
             return 0; // the JVM is shutting down already: the hook stops everything
         }
-        System.out.println(stoppingLine);
-        closeAll(running);
-        if (stoppedLine != null) {
-            System.out.println(stoppedLine);
-        }
+        stop();
         return 0;
     }
 
-    /** Closes {@code parts} newest first; a part that fails to close is logged and the others still close. */
-    static void closeAll(List<AutoCloseable> parts) {
-        for (int i = parts.size() - 1; i >= 0; i--) {
-            AutoCloseable c = parts.get(i);
+    /** Prints the stopping line, closes the started parts newest first (one that fails is logged), prints the stopped line. */
+    private void stop() {
+        System.out.println(stoppingLine);
+        closeAll();
+        if (stoppedLine != null) {
+            System.out.println(stoppedLine);
+        }
+    }
+
+    private void closeAll() {
+        for (int i = running.size() - 1; i >= 0; i--) {
+            AutoCloseable c = running.get(i);
             try {
                 c.close();
             } catch (Exception e) {
                 LOG.warn("stopping {} failed: {}", c.getClass().getSimpleName(), e.toString());
             }
         }
-        parts.clear();
+        running.clear();
     }
 }

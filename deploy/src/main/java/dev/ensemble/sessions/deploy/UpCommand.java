@@ -213,7 +213,7 @@ final class UpCommand implements Callable<Integer> {
         }
         String who = account != null ? account : System.getProperty("user.name", "local");
         // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)
-        ServiceLifetime lifetime = new ServiceLifetime("\nstopping…");
+        ServiceLifetime lifetime = new ServiceLifetime("\nstopping…", null);
         List<AutoCloseable> running = lifetime.running();
         try {
             String bootstrap = cluster.bootstrapServers;
@@ -329,7 +329,7 @@ final class UpCommand implements Callable<Integer> {
             lifetime.startFailed();
             throw e;
         }
-        return lifetime.serveUntilStopped("\nstopping…", null);
+        return lifetime.serveUntilStopped();
     }
 
     /**
