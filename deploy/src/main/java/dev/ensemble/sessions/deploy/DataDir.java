@@ -320,7 +320,8 @@ record DataDir(Path root) {
             return JSON.readTree(endpoints().toFile());
         } catch (IOException e) {
             throw new IllegalStateException("no running system found in " + root + " (" + endpoints()
-                    + " is missing or unreadable): start it with 'deploy/ensemble-sessions up'", e);
+                    + " is missing or unreadable): start it with 'deploy/ensemble-sessions up', or name the data folder it runs with"
+                    + " (--data-dir, or ENSEMBLE_DATA_DIR)", e);
         }
     }
 }

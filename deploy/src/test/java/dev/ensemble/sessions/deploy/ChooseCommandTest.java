@@ -302,7 +302,8 @@ class ChooseCommandTest {
         Run none = choose("Fix the login", "--data-dir", dir.toString());
         assertThat(none.code()).isEqualTo(1);
         assertThat(none.err()).isEqualTo("error: no running system found in " + dir + " (" + dir.resolve("endpoints.json")
-                + " is missing or unreadable): start it with 'deploy/ensemble-sessions up'" + System.lineSeparator());
+                + " is missing or unreadable): start it with 'deploy/ensemble-sessions up', or name the data folder it runs with"
+                + " (--data-dir, or ENSEMBLE_DATA_DIR)" + System.lineSeparator());
         assertThat(none.out()).isEmpty();
 
         int port;

@@ -285,7 +285,8 @@ class SessionsCommandTest {
                     : ChooseCommandTest.cli(command, "--data-dir", dir.toString());
             assertThat(none.code()).as(command).isEqualTo(1);
             assertThat(none.err()).as(command).isEqualTo("error: no running system found in " + dir + " (" + dir.resolve("endpoints.json")
-                    + " is missing or unreadable): start it with 'deploy/ensemble-sessions up'" + NL);
+                    + " is missing or unreadable): start it with 'deploy/ensemble-sessions up', or name the data folder it runs with"
+                    + " (--data-dir, or ENSEMBLE_DATA_DIR)" + NL);
             assertThat(none.out()).isEmpty();
         }
     }
