@@ -27,6 +27,20 @@ abstract class ConsoleNoiseFilter extends AbstractFilter {
     /** Whether {@code event} is one of the lines this filter drops. */
     abstract boolean isNoise(LogEvent event);
 
+    /**
+     * {@code message} without the log context Kafka's loggers put before it ({@code [ControllerApis nodeId=1] }: a
+     * bracketed prefix and a space), or as it is when it has none.
+     */
+    static String withoutLogContext(String message) {
+        if (message.startsWith("[")) {
+            int end = message.indexOf("] ");
+            if (end > 0) {
+                return message.substring(end + 2);
+            }
+        }
+        return message;
+    }
+
     /** The event's formatted message, "" when it has none. */
     static String message(LogEvent event) {
         return event.getMessage() == null ? "" : event.getMessage().getFormattedMessage();

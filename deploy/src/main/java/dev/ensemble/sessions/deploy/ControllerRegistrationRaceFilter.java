@@ -14,7 +14,8 @@ import java.util.concurrent.CompletionException;
  * {@code up} after the first, KRaft combined mode): the broker registers its controller listener
  * ({@code CONTROLLER_REGISTRATION}) before the node's own controller has finished becoming active, the controller
  * answers {@code NOT_CONTROLLER} ("The active controller appears to be node 1", itself), logged by
- * {@code kafka.server.ControllerApis} at ERROR as an "Unexpected error handling request", and the broker's registration
+ * {@code kafka.server.ControllerApis} at ERROR as an "Unexpected error handling request" (after its log context,
+ * {@code [ControllerApis nodeId=1] }), and the broker's registration
  * manager sends the request again a moment later, which succeeds. Only that line is dropped: that logger, a
  * {@code CONTROLLER_REGISTRATION} request, and a {@link NotControllerException} (alone or in a
  * {@link CompletionException}). Used in {@code log4j2.xml} as {@code <ControllerRegistrationRace/>}.
@@ -35,7 +36,7 @@ public final class ControllerRegistrationRaceFilter extends ConsoleNoiseFilter {
     @Override
     boolean isNoise(LogEvent event) {
         if (!LOGGER.equals(event.getLoggerName())
-                || !message(event).startsWith("Unexpected error handling request RequestHeader(apiKey=CONTROLLER_REGISTRATION,")) {
+                || !withoutLogContext(message(event)).startsWith("Unexpected error handling request RequestHeader(apiKey=CONTROLLER_REGISTRATION,")) {
             return false;
         }
         Throwable thrown = event.getThrown();
