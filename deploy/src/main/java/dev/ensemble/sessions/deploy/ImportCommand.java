@@ -36,7 +36,6 @@ final class ImportCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         DataDir data = DataDir.of(system.dataDir);
-        DataDir.Cluster kafka = data.runningCluster();
         List<Path> claude = new ArrayList<>();
         List<Path> codex = new ArrayList<>();
         for (Path d : dirs) {
@@ -54,9 +53,12 @@ final class ImportCommand implements Callable<Integer> {
             } else if (name.equals("sessions")) {
                 codex.add(dir);
             } else {
-                throw new IllegalArgumentException(dir + " is neither a Claude Code folder (.claude or its projects/) nor a Codex one (.codex or its sessions/)");
+                throw new IllegalArgumentException(dir + " is neither a Claude Code folder (.claude or its projects/) nor a Codex one"
+                        + " (.codex or its sessions/), the two 'import' reads (by those names); 'up' imports every agent's store"
+                        + " under your home itself, and each agent's environment variable points it elsewhere (computer-agent/README.md)");
             }
         }
+        DataDir.Cluster kafka = data.runningCluster(); // after the folders: a wrong folder is said first
         String who = account != null ? account : System.getProperty("user.name", "local");
         ImportConfig config = new ImportConfig(who, ComputerId.readOrCreate(data.computerId()), Clock.systemUTC(),
                 data.importState("import-state-cli.json"));

@@ -1,0 +1,27 @@
+package dev.ensemble.sessions.deploy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code import}'s refusals, said before it looks for a running system (its import itself: {@code ActivityRateTest}). */
+class ImportCommandTest {
+    @Test
+    void aFolderOfAnotherAgentIsRefusedSayingWhichFoldersImportReadsAndThatUpReadsTheRest(@TempDir Path dir) throws Exception {
+        Path gemini = Files.createDirectories(dir.resolve("home/.gemini/tmp"));
+        ChooseCommandTest.Run run = ChooseCommandTest.cli("import", gemini.getParent().toString(), "--data-dir", dir.resolve("data").toString());
+        assertThat(run.code()).isNotZero();
+        assertThat(run.err()).contains(gemini.getParent() + " is neither a Claude Code folder (.claude or its projects/) nor a Codex one")
+                .contains("'up' imports every agent's store under your home itself")
+                .doesNotContain("no running system"); // the folder is said first, whether or not a system runs
+        assertThat(run.err().lines().count()).as(run.err()).isLessThanOrEqualTo(2);
+
+        ChooseCommandTest.Run missing = ChooseCommandTest.cli("import", dir.resolve("nothing-here").toString(), "--data-dir", dir.resolve("data").toString());
+        assertThat(missing.code()).isNotZero();
+        assertThat(missing.err()).contains(dir.resolve("nothing-here") + " is not a folder");
+    }
+}
