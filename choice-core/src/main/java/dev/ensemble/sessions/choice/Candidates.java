@@ -57,6 +57,45 @@ public final class Candidates {
         return new Filtered(List.copyOf(ok), excluded);
     }
 
+    /**
+     * What left every session out, for a person: {@code " (of 3 sessions: 2 inactive for more than limits.maxAgeDays (60
+     * days), 1 not idle)"}, each rule with its count in the order of the guide's rules; {@code " (no session to
+     * consider)"} when there was none at all.
+     */
+    public static String explain(Map<String, String> excluded, SessionChoiceConfig.Limits limits) {
+        if (excluded.isEmpty()) {
+            return " (no session to consider)";
+        }
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (String rule : List.of(OTHER_COMPUTER, OTHER_AGENT, CHAT, NOT_TASK_SESSION, NOT_IDLE, NOT_RESUMABLE, DELETING, TOO_OLD,
+                NO_FACTS, OTHER_SPACE, OTHER_PROJECT, OVER_LIMIT)) {
+            int n = java.util.Collections.frequency(excluded.values(), rule);
+            if (n > 0) {
+                counts.put(rule, n);
+            }
+        }
+        StringBuilder b = new StringBuilder(" (of ").append(excluded.size()).append(excluded.size() == 1 ? " session: " : " sessions: ");
+        String sep = "";
+        for (Map.Entry<String, Integer> c : counts.entrySet()) {
+            b.append(sep).append(c.getValue()).append(' ').append(switch (c.getKey()) {
+                case OTHER_COMPUTER -> "on another computer";
+                case OTHER_AGENT -> "of another agent";
+                case CHAT -> "chats";
+                case NOT_TASK_SESSION -> "not of task runs";
+                case NOT_IDLE -> "not idle";
+                case NOT_RESUMABLE -> "not resumable";
+                case DELETING -> "being deleted";
+                case TOO_OLD -> "inactive for more than limits.maxAgeDays (" + limits.maxAgeDays() + " days)";
+                case NO_FACTS -> "without task facts";
+                case OTHER_SPACE -> "of another space or account";
+                case OTHER_PROJECT -> "of another project";
+                default -> "beyond limits.candidates";
+            });
+            sep = ", ";
+        }
+        return b.append(')').toString();
+    }
+
     private static String why(NewRun run, CandidateSession s, Instant oldest) {
         if (!Objects.equals(s.computerId(), run.computerId())) return OTHER_COMPUTER;
         if (!Objects.equals(s.agent(), run.agent())) return OTHER_AGENT;

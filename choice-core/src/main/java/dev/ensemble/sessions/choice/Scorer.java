@@ -75,9 +75,11 @@ public final class Scorer {
         if (!cfg.text().automated().isEmpty() && TextAnalysis.forConfig(cfg.text()).isAutomated(run.facts())) {
             return none(run, cfg, "Started a new session: the task reads as automated work (text.automated)", Decision.AUTOMATED);
         }
-        List<CandidateSession> kept = Candidates.filter(run, sessions, cfg.limits(), now).kept();
+        Candidates.Filtered filtered = Candidates.filter(run, sessions, cfg.limits(), now);
+        List<CandidateSession> kept = filtered.kept();
         if (kept.isEmpty()) {
-            return none(run, cfg, "Started a new session: no session on this computer fits the candidate rules", null);
+            return none(run, cfg, "Started a new session: no session on this computer fits the candidate rules"
+                    + Candidates.explain(filtered.excluded(), cfg.limits()), null);
         }
         Matched m = signals(run, kept, corpus, cfg, now, ticker);
         List<ScoredCandidate> scored = new ArrayList<>(kept.size());

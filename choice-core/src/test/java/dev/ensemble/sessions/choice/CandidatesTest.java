@@ -52,6 +52,21 @@ class CandidatesTest {
     }
 
     @Test
+    void whenNoneIsLeftTheDecisionSaysWhatLeftEachOut() {
+        CandidateSession old1 = session("s1", 0, task("t1", facts("x"))).last(NOW.minus(Duration.ofDays(31))).build();
+        CandidateSession old2 = session("s2", 0, task("t2", facts("x"))).last(NOW.minus(Duration.ofDays(40))).build();
+        CandidateSession working = session("s3", 5, task("t3", facts("x"))).status(CandidateSession.Status.WORKING).build();
+        Candidates.Filtered f = filter(old1, working, old2);
+        assertThat(Candidates.explain(f.excluded(), CFG.limits()))
+                .isEqualTo(" (of 3 sessions: 1 not idle, 2 inactive for more than limits.maxAgeDays (30 days))");
+        assertThat(Candidates.explain(filter().excluded(), CFG.limits())).isEqualTo(" (no session to consider)");
+
+        Decision d = Scorer.decide(run, List.of(old1), new CorpusStats(ACCOUNT, COMPUTER, 100), CFG, NOW, () -> 0L);
+        assertThat(d.reason()).isEqualTo("Started a new session: no session on this computer fits the candidate rules"
+                + " (of 1 session: 1 inactive for more than limits.maxAgeDays (30 days))");
+    }
+
+    @Test
     void exactlyMaxAgeDaysOldIsStillACandidate() {
         assertThat(filter(session("s1", 0, task("t1", facts("x"))).last(NOW.minus(Duration.ofDays(30))).build()).kept()).hasSize(1);
     }

@@ -87,7 +87,7 @@ final class ChooseCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         if (agents.isEmpty()) {
             ObjectNode none = DataDir.JSON.createObjectNode().put("decision", "NEW").put("band", "NONE")
-                    .put("reason", "Start a new session: no agent session of yours is on this computer (" + computer + ") yet");
+                    .put("reason", "No agent session of yours is on this computer (" + computer + ") yet.");
             none.putNull("resume");
             print(out, none);
             return 0;
