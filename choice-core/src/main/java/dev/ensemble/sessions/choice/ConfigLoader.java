@@ -99,7 +99,11 @@ public final class ConfigLoader {
         }
     }
 
-    /** {@link #merge} over the defaults of the file's content; a file that cannot be read is named with the reason. */
+    /**
+     * {@link #merge} over the defaults of the file's content; a file that cannot be read is named with the reason. A file
+     * that names no {@code version} is labelled by its name ({@code choice.json}), not by the defaults' version, which
+     * would name the built-in config for one that differs from it (the config's hash tells two contents apart).
+     */
     public static SessionChoiceConfig readFile(Path file) throws InvalidConfigException {
         if (Files.isDirectory(file)) {
             throw new InvalidConfigException(file + " is a folder, not a file", null);
@@ -110,7 +114,14 @@ public final class ConfigLoader {
         } catch (IOException e) {
             throw new InvalidConfigException(unreadable(file, e), e);
         }
-        return merge(SessionChoiceConfig.defaults(), text);
+        SessionChoiceConfig cfg = merge(SessionChoiceConfig.defaults(), text);
+        JsonNode version;
+        try {
+            version = JSON.readTree(text).get("version");
+        } catch (JsonProcessingException e) {
+            throw new InvalidConfigException(notValidJson(e), e); // merge has read it already
+        }
+        return version == null ? cfg.withVersion(file.getFileName().toString()) : cfg;
     }
 
     /**

@@ -183,4 +183,16 @@ class ConfigTest {
         assertThat(d.configVersion()).isEqualTo("2026-12-01.1");
         assertThat(d.configHash()).isEqualTo(c.hash()).isEqualTo(ConfigLoader.hash(c));
     }
+
+    @Test
+    void aFileThatNamesNoVersionIsLabelledByItsNameNotAsTheBuiltInConfig(@TempDir Path dir) throws Exception {
+        Path unnamed = Files.writeString(dir.resolve("choice.json"), "{\"limits\": {\"maxAgeDays\": 3650}}");
+        SessionChoiceConfig c = ConfigLoader.readFile(unnamed);
+        assertThat(c.version()).isEqualTo("choice.json");
+        assertThat(c.limits().maxAgeDays()).isEqualTo(3650);
+        assertThat(c.hash()).isNotEqualTo(SessionChoiceConfig.defaults().hash());
+
+        Path named = Files.writeString(dir.resolve("named.json"), "{\"version\": \"team-3\", \"limits\": {\"maxAgeDays\": 3650}}");
+        assertThat(ConfigLoader.readFile(named).version()).isEqualTo("team-3");
+    }
 }
