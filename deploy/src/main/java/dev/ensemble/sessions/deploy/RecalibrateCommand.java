@@ -50,12 +50,38 @@ final class RecalibrateCommand implements Callable<Integer> {
 
     PrintStream out = System.out;
 
+    /** The parts of a config a recalibration applies: it scores the recorded signals again and ranks them in bands. */
+    static final java.util.Set<String> APPLIED = java.util.Set.of("version", "weights", "bands", "size");
+
+    /**
+     * A line naming the parts the candidate (its JSON, read already) sets that a recalibration cannot apply, or null when
+     * it sets none: the candidates, their texts and signals stay as they were recorded.
+     */
+    static String unapplied(String candidateJson) throws java.io.IOException {
+        java.util.List<String> named = new java.util.ArrayList<>();
+        DataDir.JSON.readTree(candidateJson).fieldNames().forEachRemaining(f -> {
+            if (!APPLIED.contains(f)) {
+                named.add(f);
+            }
+        });
+        if (named.isEmpty()) {
+            return null;
+        }
+        return "Note: a recalibration does not apply the candidate's " + String.join(", ", named)
+                + ": it scores each decision's recorded candidates and signals again under"
+                + " the candidate's weights, bands and size; which sessions were candidates, and their signals, stay as recorded.";
+    }
+
     @Override
     public Integer call() throws Exception {
         if (report != null) { // before the log is read: a report that cannot be written is known now
             CommandChecks.requireWritableFile(spec, "--report", "report", report);
         }
         SessionChoiceConfig cfg = CommandChecks.readConfig(config);
+        String unapplied = unapplied(Files.readString(config, StandardCharsets.UTF_8));
+        if (unapplied != null) {
+            out.println(unapplied);
+        }
         Instant from = null;
         if (since != null) {
             try {

@@ -139,4 +139,13 @@ class RecalibrateCommandTest {
                 .setOccurredAt(Instant.parse(at)).setRecordedAt(Instant.parse(at)).setSource("service:choice").setPayload(payload).build();
         p.send(new ProducerRecord<>(Topics.EVENTS.name(), account, e));
     }
+
+    @Test
+    void aCandidateSettingWhatARecalibrationCannotApplyIsToldSo() throws Exception {
+        assertThat(RecalibrateCommand.unapplied("{\"weights\": {\"anchor\": 4}, \"bands\": {}, \"version\": \"v\"}")).isNull();
+        assertThat(RecalibrateCommand.unapplied("{\"limits\": {\"maxAgeDays\": 30}}"))
+                .startsWith("Note: a recalibration does not apply the candidate's limits:");
+        assertThat(RecalibrateCommand.unapplied("{\"text\": {}, \"weights\": {}, \"importedSessions\": {\"candidates\": false}}"))
+                .startsWith("Note: a recalibration does not apply the candidate's text, importedSessions:");
+    }
 }
