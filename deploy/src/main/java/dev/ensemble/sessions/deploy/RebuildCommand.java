@@ -126,6 +126,25 @@ final class RebuildCommand implements Callable<Integer> {
     }
 
     /**
+     * One entry of the generations' state as a person reads it: {@code building} → "generation g2 is being built
+     * (replaying the log)", {@code serving} → "generation g2 serves the views", {@code reader/choice} → "the choice
+     * service reads generation g2"; another key as {@code key = value}.
+     */
+    static String progress(String key, String value) {
+        String generation = "g" + value;
+        if (key.equals(Generations.BUILDING)) {
+            return "generation " + generation + " is being built (replaying the log)";
+        }
+        if (key.equals(Generations.SERVING)) {
+            return "generation " + generation + " serves the views";
+        }
+        if (key.startsWith(Generations.readerKey(""))) {
+            return "the " + key.substring(Generations.readerKey("").length()) + " service reads generation " + generation;
+        }
+        return key + " = " + value;
+    }
+
+    /**
      * Asks the running system for the next generation ({@link Generations#markBuilding}) and prints its progress until it
      * serves and the readers answer from it (0), or {@code timeout} (1).
      */
@@ -141,7 +160,7 @@ final class RebuildCommand implements Callable<Integer> {
             Map<String, String> now = Generations.read(bootstrap, security);
             for (var e : new java.util.TreeMap<>(now).entrySet()) {
                 if (!e.getValue().equals(seen.get(e.getKey()))) {
-                    out.println("  " + e.getKey() + " = " + e.getValue());
+                    out.println("  " + progress(e.getKey(), e.getValue()));
                 }
             }
             seen = now;

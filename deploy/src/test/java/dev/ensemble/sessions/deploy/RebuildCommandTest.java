@@ -158,4 +158,12 @@ class RebuildCommandTest {
         }
         return out;
     }
+
+    @Test
+    void eachStepOfARebuildIsPrintedInWords() {
+        assertThat(RebuildCommand.progress("building", "2")).isEqualTo("generation g2 is being built (replaying the log)");
+        assertThat(RebuildCommand.progress("serving", "2")).isEqualTo("generation g2 serves the views");
+        assertThat(RebuildCommand.progress("reader/choice", "2")).isEqualTo("the choice service reads generation g2");
+        assertThat(RebuildCommand.progress("other", "x")).isEqualTo("other = x");
+    }
 }
