@@ -79,18 +79,20 @@ final class RunCommand implements Runnable {
         }
         options.requireReachable(kafka); // before anything of the JVM changes: nothing to undo
         ServiceLifetime lifetime = new ServiceLifetime("stopping " + service + "…", service + " stopped.");
-        List<AutoCloseable> running = lifetime.running();
         try {
-            String line = start.start(running);
+            String line = start.start(lifetime);
             if (options.readyFile != null) {
                 Path readyFile = options.readyFile.toAbsolutePath();
                 Files.createDirectories(readyFile.getParent());
                 Files.writeString(readyFile, service + " ready: " + line + "\n");
-                running.add(() -> Files.deleteIfExists(readyFile)); // removed first when it stops
+                lifetime.<AutoCloseable>started(() -> Files.deleteIfExists(readyFile)); // removed first when it stops
             }
             System.out.println(service + " ready: " + line);
             System.out.println(READY + ".");
         } catch (Exception e) {
+            if (lifetime.stoppingWhileStarting()) { // Ctrl-C or SIGTERM while starting: what started stops, newest first
+                return lifetime.stoppedWhileStarting();
+            }
             if (!(e instanceof UpCommand.CannotStart)) {
                 LOG.error("{} could not start: {}", service, e.getMessage(), e);
             }
@@ -103,7 +105,7 @@ final class RunCommand implements Runnable {
     /** Starts a service; returns the line printed when it is ready. */
     interface Starter {
         /** @param running where each part goes as soon as it has started */
-        String start(List<AutoCloseable> running) throws Exception;
+        String start(ServiceLifetime running) throws Exception;
     }
 
     /**
@@ -170,7 +172,7 @@ final class RunCommand implements Runnable {
                 ProjectorGenerations projector = new ProjectorGenerations(kafka.bootstrapServers(), options.stateDir("projector"),
                         options.replicationFactor, kafka.streamsOverrides(), rules, UpCommand.GENERATION_READERS,
                         line -> System.out.println("rebuild: " + line));
-                running.add(projector);
+                running.started(projector);
                 projector.start();
                 awaitRunning(() -> projector.serving().streams(), "projector", Duration.ofMinutes(10));
                 return "generation " + projector.serving().generation() + " on " + kafka.bootstrapServers();
@@ -195,7 +197,7 @@ final class RunCommand implements Runnable {
                 ensureTopics(options, kafka, RetirementRules.Config.defaults(), config);
                 CleanupService cleanup = new CleanupService(kafka.bootstrapServers(), options.stateDir("cleanup"),
                         options.replicationFactor, config, kafka.streamsOverrides());
-                running.add(cleanup);
+                running.started(cleanup);
                 cleanup.start();
                 awaitRunning(cleanup::streams, "cleanup", Duration.ofMinutes(10));
                 return "on " + kafka.bootstrapServers() + (noCleanSessions ? ", sweeps off" : "");
@@ -234,7 +236,7 @@ final class RunCommand implements Runnable {
                         options.replicationFactor, host, port, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::info, LOG::warn),
                         Clock.systemUTC())).withClientProperties(kafka.clientProperties())
                         .withStreamsSettings(kafka.streamsSettings()).withSecret(secret);
-                running.add(choice);
+                running.started(choice);
                 choice.start();
                 choice.awaitReady(Duration.ofMinutes(10));
                 return choice.url() + "/choice/decide";
@@ -309,7 +311,7 @@ final class RunCommand implements Runnable {
                 } catch (RuntimeException e) {
                     throw UpCommand.bindFailure(e).<RuntimeException>map(b -> UpCommand.cannotListen(port, b)).orElse(e);
                 }
-                running.add(gateway);
+                running.started(gateway);
                 gateway.awaitReady(Duration.ofMinutes(10));
                 return "http://" + host + ":" + gateway.port() + " (application.server " + advertised + ")";
             });
@@ -351,7 +353,7 @@ final class RunCommand implements Runnable {
                         ComputerId.readOrCreate(state.resolve("computer-id")), Clock.systemUTC(), state.resolve("import-state.json")),
                         stores, Duration.ofSeconds(pollSeconds), new ImportProgressBar(System.out))
                         .withClientProperties(kafka.clientProperties());
-                running.add(agent::stop);
+                running.<AutoCloseable>started(agent::stop);
                 agent.start();
                 return "importing for " + who + " from " + stores.all().stream().filter(e -> Files.isDirectory(e.getValue())).count()
                         + " of " + stores.all().size() + " agent stores";

@@ -9,12 +9,15 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The life of the services one command ({@code up}, {@code run <service>}) runs in this JVM: the parts it started, in
- * {@link #running()}, stop in reverse order however it ends.
+ * The life of the services one command ({@code up}, {@code run <service>}) runs in this JVM: the parts it started
+ * ({@link #started}) stop in reverse order however it ends.
  * <ul>
  *   <li>Ctrl-C or SIGTERM once {@link #serveUntilStopped ready}: the command's own thread stops them and it exits 0;</li>
- *   <li>the same while starting: the JVM exits with 128 + the signal's number (130, 143), its shutdown hook stopping
- *       what had started;</li>
+ *   <li>the same while starting: the starting thread is interrupted and stops at its next step ({@link #started}), the
+ *       parts it started stop newest first, so no service outlives the broker it uses, and the command ends with 128 +
+ *       the signal's number (130, 143: {@link #stoppedWhileStarting}); a start that does not come to a step within
+ *       {@link #STOP_WHILE_STARTING_WAIT}, or a second signal, ends the JVM at once (its hook stopping what had
+ *       started);</li>
  *   <li>any other shutdown (SIGHUP, {@code System.exit}): the hook stops them too;</li>
  *   <li>a failed start: {@link #startFailed} stops them and the command ends with its error.</li>
  * </ul>
@@ -22,9 +25,24 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class ServiceLifetime {
     private static final Logger LOG = LoggerFactory.getLogger(ServiceLifetime.class);
 
-    private final List<AutoCloseable> running = new ArrayList<>();
+    /** How long a signal while starting waits for the start to stop at a step before the JVM ends anyway. */
+    static final java.time.Duration STOP_WHILE_STARTING_WAIT = java.time.Duration.ofSeconds(30);
+
+    /** Thrown on the starting thread by {@link #started} once a stop was asked while it was starting. */
+    static final class StopWhileStarting extends RuntimeException {
+        StopWhileStarting() {
+            super("stopped while starting", null, false, false);
+        }
+    }
+
+    private final List<AutoCloseable> running = new ArrayList<>(); // guarded by this
     private final CountDownLatch stopAsked = new CountDownLatch(1);
     private final AtomicBoolean ready = new AtomicBoolean();
+    /** The signal's number once one asked to stop while starting, else 0. */
+    private final java.util.concurrent.atomic.AtomicInteger stopWhileStarting = new java.util.concurrent.atomic.AtomicInteger();
+    private final Thread starting = Thread.currentThread();
+    /** The JVM's end if the start does not stop in time after a signal ({@link #STOP_WHILE_STARTING_WAIT}), or null. */
+    private volatile Thread exitIfStuck;
     private final Thread hook;
     private final String stoppingLine;
     private final String stoppedLine;
@@ -41,22 +59,75 @@ final class ServiceLifetime {
         StopSignals.install((name, number) -> {
             if (ready.get()) {
                 stopAsked.countDown();
+            } else if (stopWhileStarting.compareAndSet(0, number)) {
+                starting.interrupt(); // a wait of the start ends; its next step throws StopWhileStarting
+                Thread exit = new Thread(() -> {
+                    try {
+                        Thread.sleep(STOP_WHILE_STARTING_WAIT.toMillis());
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    System.exit(128 + number); // the start did not come to a step: the hook stops what started
+                }, "ensemble-stop-while-starting");
+                exit.setDaemon(true);
+                exitIfStuck = exit;
+                exit.start();
             } else {
-                new Thread(() -> System.exit(128 + number), "ensemble-stop-while-starting").start();
+                new Thread(() -> System.exit(128 + number), "ensemble-stop-now").start(); // a second signal
             }
         });
         hook = new Thread(this::stop, "ensemble-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
     }
 
-    /** The started parts, in the order they started: add each as soon as it has started. */
-    List<AutoCloseable> running() {
-        return running;
+    /**
+     * Records a part as started (call it as soon as the part runs, or just before it starts), in the order of starting;
+     * a step of the start.
+     *
+     * @return {@code part}
+     * @throws StopWhileStarting when a signal asked to stop while starting (the part is recorded, so it stops too)
+     */
+    synchronized <T extends AutoCloseable> T started(T part) {
+        running.add(part);
+        if (stopWhileStarting.get() != 0) {
+            throw new StopWhileStarting();
+        }
+        return part;
+    }
+
+    /** Whether a signal asked to stop while starting: the start's failure is that stop, not an error. */
+    boolean stoppingWhileStarting() {
+        return stopWhileStarting.get() != 0;
+    }
+
+    /**
+     * After a signal while starting ended the start: prints the stopping line, stops what had started newest first and
+     * clears the thread's interrupt.
+     *
+     * @return the command's exit code, 128 + the signal's number
+     */
+    int stoppedWhileStarting() {
+        Thread.interrupted();
+        Thread exit = exitIfStuck;
+        if (exit != null) {
+            exit.interrupt(); // the start did stop: its parts stop here, however long that takes
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            return 128 + stopWhileStarting.get(); // the JVM is ending already: its hook stops everything
+        }
+        stop();
+        return 128 + stopWhileStarting.get();
     }
 
     /** After a failed start: stops what had started (no hook left to do it again). */
     void startFailed() {
-        Runtime.getRuntime().removeShutdownHook(hook);
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException e) {
+            return; // the JVM is ending already: its hook stops everything
+        }
         closeAll();
     }
 
@@ -67,7 +138,18 @@ final class ServiceLifetime {
      */
     int serveUntilStopped() throws InterruptedException {
         ready.set(true);
-        stopAsked.await();
+        try {
+            if (!stoppingWhileStarting()) { // a signal just before ready counts as one while starting
+                stopAsked.await();
+            }
+        } catch (InterruptedException e) {
+            if (!stoppingWhileStarting()) {
+                throw e;
+            }
+        }
+        if (stoppingWhileStarting()) {
+            return stoppedWhileStarting();
+        }
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException e) {
@@ -86,7 +168,7 @@ final class ServiceLifetime {
         }
     }
 
-    private void closeAll() {
+    private synchronized void closeAll() {
         for (int i = running.size() - 1; i >= 0; i--) {
             AutoCloseable c = running.get(i);
             try {

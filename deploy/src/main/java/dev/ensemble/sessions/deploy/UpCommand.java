@@ -214,7 +214,6 @@ final class UpCommand implements Callable<Integer> {
         String who = account != null ? account : System.getProperty("user.name", "local");
         // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)
         ServiceLifetime lifetime = new ServiceLifetime("\nstopping…", null);
-        List<AutoCloseable> running = lifetime.running();
         try {
             String bootstrap = cluster.bootstrapServers;
             Map<String, Object> security = given; // the cluster's client properties, given to every client
@@ -229,7 +228,7 @@ final class UpCommand implements Callable<Integer> {
                 } catch (LocalKafka.DataFolderUnusable e) { // its lock file cannot be made (e.g. a read-only folder)
                     throw cannotUseDataFolder(e);
                 }
-                running.add(kafka);
+                lifetime.started(kafka);
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
                 security = kafka.clientProperties();
@@ -262,11 +261,11 @@ final class UpCommand implements Callable<Integer> {
             // the serving generation's projector; a rebuild asked for by `rebuild` builds the next one beside it
             ProjectorGenerations projector = new ProjectorGenerations(bootstrap, data.state("projector"), replicationFactor, streamsSettings,
                     rules, GENERATION_READERS, line -> System.out.println("rebuild: " + line)).withMeters(meters);
-            running.add(projector);
+            lifetime.started(projector);
             projector.start();
             CleanupService cleanup = new CleanupService(bootstrap, data.state("cleanup"), replicationFactor, cleanupConfig, streamsSettings)
                     .withMeters(meters);
-            running.add(cleanup);
+            lifetime.started(cleanup);
             cleanup.start();
 
             Tokens tokens = Tokens.load(data.tokens());
@@ -278,7 +277,7 @@ final class UpCommand implements Callable<Integer> {
             ChoiceService choice = new ChoiceService(new ChoiceService.Settings(bootstrap, data.state("choice"),
                     replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::info, LOG::warn),
                     Clock.systemUTC())).withClientProperties(streamsSettings).withMeters(meters).start();
-            running.add(choice);
+            lifetime.started(choice);
             Gateway gateway;
             try {
                 gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
@@ -287,7 +286,7 @@ final class UpCommand implements Callable<Integer> {
             } catch (RuntimeException e) {
                 throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
             }
-            running.add(gateway);
+            lifetime.started(gateway);
             awaitServices(gateway::startState, choice::state, START_TIMEOUT, START_NOTE_EVERY, System.out);
             String url = "http://localhost:" + gateway.port();
             data.writeEndpoints(url, bootstrap, securityFile);
@@ -305,7 +304,7 @@ final class UpCommand implements Callable<Integer> {
                 ComputerAgent agent = new ComputerAgent(bootstrap, config, stores, Duration.ofSeconds(pollSeconds),
                         new ImportProgressBar(System.out)).withClientProperties(security).withMeters(meters)
                         .withAssistantState(data.assistantState()); // shared with the assistant-turn command
-                running.add(agent::stop);
+                lifetime.<AutoCloseable>started(agent::stop);
                 System.out.println("Importing agent sessions (and keeping them up to date) from "
                         + stores.all().stream().filter(e -> Files.isDirectory(e.getValue())).count() + " of "
                         + stores.all().size() + " agent stores found; each store's figures follow the first import");
@@ -323,6 +322,9 @@ final class UpCommand implements Callable<Integer> {
                     + "Press Ctrl-C to stop; starting again keeps everything." + nl);
             System.out.flush();
         } catch (Exception e) {
+            if (lifetime.stoppingWhileStarting()) { // Ctrl-C or SIGTERM while starting: what started stops, newest first
+                return lifetime.stoppedWhileStarting();
+            }
             if (!(e instanceof CannotStart)) {
                 LOG.error("could not start: {}", e.getMessage(), e);
             }

@@ -470,6 +470,41 @@ class UpCommandTest {
         }
     }
 
+    /**
+     * SIGTERM while the services start (the projector running, the others starting): the start stops at its next step,
+     * what started stops newest first and the broker last, so no client is left trying to reach it, and up ends with 143.
+     */
+    @Test
+    void stoppedWhileStartingItStopsWhatStartedBeforeTheBrokerAndEndsWith143(@TempDir Path dir) throws Exception {
+        Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
+        Path log = dir.resolve("early.log");
+        Process up = new ProcessBuilder(javaBin.toString(), "-Xmx1g", "-cp", System.getProperty("java.class.path"),
+                EnsembleSessions.class.getName(), "up", "--data-dir", dir.resolve("data").toString(), "--port", "0",
+                "--kafka-port", "0", "--no-import").redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            long until = System.currentTimeMillis() + 240_000;
+            while (!Files.readString(log).contains("projector g1 started")) {
+                assertThat(up.isAlive()).as("up ended before its projector started:%n%s", Files.readString(log)).isTrue();
+                assertThat(System.currentTimeMillis()).as("the projector did not start in time:%n%s", Files.readString(log)).isLessThan(until);
+                Thread.sleep(50);
+            }
+            up.destroy(); // SIGTERM
+            assertThat(up.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).as("stopped in time").isTrue();
+            String out = Files.readString(log);
+            assertThat(out).as(out).doesNotContain("Press Ctrl-C to stop").contains("stopping…");
+            assertThat(up.exitValue()).as(out).isEqualTo(143);
+            String afterStop = out.substring(out.indexOf("stopping…"));
+            assertThat(afterStop.lines().filter(l -> l.contains("NetworkClient") || l.contains(" ERROR ")))
+                    .as("no client left reaching the stopped broker, no error:%n%s", out).isEmpty();
+            int projectorStopped = afterStop.indexOf("projector stopped");
+            int brokerStopped = afterStop.indexOf("Local Kafka broker on ");
+            assertThat(projectorStopped).as(out).isNotNegative();
+            assertThat(brokerStopped).as("the broker stops last:%n%s", out).isGreaterThan(projectorStopped);
+        } finally {
+            up.destroyForcibly();
+        }
+    }
+
     @Test
     void aPortTakenWhileStartingIsReportedTheSameWayFromTheGatewaysFailure() {
         // the gateway's failure as Javalin reports it: its own exception over Jetty's, over the socket's
