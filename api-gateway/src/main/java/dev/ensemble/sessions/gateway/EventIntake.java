@@ -29,12 +29,15 @@ import java.util.List;
  * gateway instances), or {@code rejected} with the reason and an {@code error} code: {@code invalid} (with the
  * {@code field} and the problem), {@code too_large} (over one of the {@link Limits}: the {@code field} and the
  * {@code limit}), {@code forbidden} (another account, or a deletion event this principal may not post:
- * {@link DeletionEventPolicy}) or {@code unavailable} (the log did not take it: post it again). Each answer is true of
+ * {@link DeletionEventPolicy}), {@code conflict} ({@code field} {@code eventId}: the log holds that eventId for an event
+ * that says something else, {@link dev.ensemble.sessions.schema.EventContent}; dead-lettered like an invalid one) or
+ * {@code unavailable} (the log did not take it: post it again). Each answer is true of
  * its event: an accepted one is in the log, a rejected one is not; a rejected event never makes the batch lose the good
  * ones. Invalid and too large events also go to the dead-letter topic with the reason in the header
  * {@code ensemble.error.reason}, so nothing sent is lost. The request's status: 200 when any event is accepted, else
  * 503 when any is {@code unavailable} (the log did not take it: post the batch again), else 403 when every refusal is a
- * forbidden one, 413 when every refusal is a too large one, else 400 (an invalid one, or refusals of several kinds).
+ * forbidden one, 413 when every refusal is a too large one, 409 when every refusal is a conflict, else 400 (an invalid
+ * one, or refusals of several kinds).
  *
  * <p>Counted (docs/operations.md "Metrics"): {@value #ACCEPTED} by {@code type} (duplicates included: they are answered
  * accepted), {@value #REFUSED} by {@code type} and {@code error}, and dead letters
@@ -113,7 +116,8 @@ public final class EventIntake {
         List<OnceAppender.Item> appends = new ArrayList<>();
         List<ObjectNode> pending = new ArrayList<>(); // the answer of each append, in the same order
         List<String> pendingTypes = new ArrayList<>(); // and its event type
-        int accepted = 0, invalid = 0, forbidden = 0, tooLarge = 0;
+        List<JsonNode> pendingItems = new ArrayList<>(); // and its JSON as posted
+        int accepted = 0, invalid = 0, forbidden = 0, tooLarge = 0, conflicts = 0;
         for (int i = 0; i < items.size(); i++) {
             JsonNode item = items.get(i);
             ObjectNode r = results.addObject();
@@ -170,7 +174,8 @@ public final class EventIntake {
                 tooLarge++;
                 continue;
             }
-            appends.add(new OnceAppender.Item(e.getEventId(), bytes));
+            appends.add(new OnceAppender.Item(e.getEventId(), bytes, dev.ensemble.sessions.schema.EventContent.fingerprint(e)));
+            pendingItems.add(item);
             pending.add(r);
             pendingTypes.add(type);
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
@@ -187,6 +192,14 @@ public final class EventIntake {
             if (o.duplicate()) {
                 r.put("duplicate", true); // in the log already (or earlier in this batch): not appended again
                 count(ACCEPTED, pendingTypes.get(i), null);
+            } else if (o.conflict()) { // its eventId names another event in the log: kept in the dead-letter topic
+                r.remove("ignored");
+                r.put("status", "rejected").put("error", "conflict").put("field", "eventId").put("reason", o.reason());
+                count(REFUSED, pendingTypes.get(i), "conflict");
+                dev.ensemble.sessions.streams.ServiceMeters.deadLettered(meters, pendingTypes.get(i), "gateway");
+                deadLetter(principal, pendingItems.get(i), o.reason());
+                accepted--;
+                conflicts++;
             } else if (!o.appended()) {
                 r.remove("ignored"); // said of an accepted event only
                 r.put("status", "rejected").put("error", "unavailable").put("reason", o.reason());
@@ -201,8 +214,9 @@ public final class EventIntake {
         out.put("accepted", accepted);
         out.put("rejected", rejected);
         out.set("results", results);
-        int unavailable = rejected - forbidden - tooLarge - invalid; // the log did not take them
-        int status = accepted > 0 ? 200 : unavailable > 0 ? 503 : forbidden == rejected ? 403 : tooLarge == rejected ? 413 : 400;
+        int unavailable = rejected - forbidden - tooLarge - invalid - conflicts; // the log did not take them
+        int status = accepted > 0 ? 200 : unavailable > 0 ? 503 : forbidden == rejected ? 403 : tooLarge == rejected ? 413
+                : conflicts == rejected ? 409 : 400;
         return new Result(status, out);
     }
 

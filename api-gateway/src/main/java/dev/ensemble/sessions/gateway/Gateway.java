@@ -214,9 +214,9 @@ public final class Gateway implements AutoCloseable {
                 Map.of(ProducerConfig.LINGER_MS_CONFIG, 2)), this::eventPartitions,
                 new OnceAppender.LogReading() {
                     @Override
-                    public boolean knows(String account, String eventId) {
+                    public Long content(String account, String eventId) {
                         Subscriptions s = subscriptions;
-                        return s != null && s.knows(account, eventId);
+                        return s == null ? null : s.content(account, eventId);
                     }
 
                     @Override

@@ -50,7 +50,8 @@ import java.util.function.IntSupplier;
  *       of the partition is one the feed has read or one this instance committed since.</li>
  *   <li><b>Check and append as one step.</b> One thread at a time per partition takes every batch waiting for it,
  *       answers each event whose eventId is known {@link Outcome#DUPLICATE} (also a second copy in the same or
- *       another waiting batch), appends the rest in one transaction and commits it before the next batches are
+ *       another waiting batch) when it says what the known one says, and {@link Outcome#conflict} when an item
+ *       carrying its content fingerprint says something else, appends the rest in one transaction and commits it before the next batches are
  *       taken (group commit). Two batches carrying one eventId are thus decided one after the other, the second
  *       seeing the first's commit.</li>
  * </ol>
@@ -66,8 +67,16 @@ final class OnceAppender implements AutoCloseable {
     /** How long a follower waits for the thread appending for its partition before trying to take over. */
     private static final long FOLLOWER_WAIT_MS = 5;
 
-    /** One event to append: its eventId and its encoded value. */
-    record Item(String eventId, byte[] value) {
+    /**
+     * One event to append: its eventId, its encoded value, and the fingerprint of its content
+     * ({@link dev.ensemble.sessions.schema.EventContent#fingerprint}), or null when a copy under a known eventId is a
+     * duplicate whatever it says (an event the gateway itself builds again, e.g. a turn's decision at a later time).
+     */
+    record Item(String eventId, byte[] value, Long content) {
+        /** An item whose known eventId makes it a duplicate, whatever it says. */
+        Item(String eventId, byte[] value) {
+            this(eventId, value, null);
+        }
     }
 
     /**
@@ -75,20 +84,30 @@ final class OnceAppender implements AutoCloseable {
      *
      * @param appended in the log now, by this append
      * @param duplicate in the log already (or earlier in the same or a concurrent batch): not appended again
-     * @param reason    why it was not appended (neither flag set), for the person: post it again
+     * @param reason    why it was not appended (neither flag set), for the person: post it again, or (with
+     *                  {@code conflict}) give the event an eventId of its own
+     * @param conflict  its eventId is in the log (or earlier in the same or a concurrent batch) for an event that says
+     *                  something else: not appended, and posting it again changes nothing
      */
-    record Outcome(boolean appended, boolean duplicate, String reason) {
-        static final Outcome APPENDED = new Outcome(true, false, null);
-        static final Outcome DUPLICATE = new Outcome(false, true, null);
+    record Outcome(boolean appended, boolean duplicate, String reason, boolean conflict) {
+        static final Outcome APPENDED = new Outcome(true, false, null, false);
+        static final Outcome DUPLICATE = new Outcome(false, true, null, false);
 
         static Outcome failed(String reason) {
-            return new Outcome(false, false, reason);
+            return new Outcome(false, false, reason, false);
+        }
+
+        static Outcome conflict(String eventId) {
+            return new Outcome(false, false, "eventId " + eventId + " is in the log already for an event with other content"
+                    + " (account, space, occurredAt, source or payload differ); an eventId names one event: give this one its own",
+                    true);
         }
     }
 
-    /** Whether the log holds an account's eventId (as far as the feed has read it), and waiting for the feed. */
+    /** What the log holds under an account's eventId (as far as the feed has read it), and waiting for the feed. */
     interface LogReading {
-        boolean knows(String account, String eventId);
+        /** The content fingerprint of the eventId's first copy in the log, or null when the feed has not read one. */
+        Long content(String account, String eventId);
 
         /** Waits until the feed has read the log up to its end as it is now; false on timeout. */
         boolean awaitLogEnd(Duration timeout) throws InterruptedException;
@@ -113,8 +132,8 @@ final class OnceAppender implements AutoCloseable {
         Producer<String, byte[]> producer;
         /** Guarded by {@link #appending}: the binding of the producer's metrics, closed with it. */
         AutoCloseable metrics;
-        /** Guarded by {@link #appending}: keys this producer committed that the feed has not read yet. */
-        final Set<String> committed = new LinkedHashSet<>();
+        /** Guarded by {@link #appending}: keys this producer committed that the feed has not read yet, with their content. */
+        final Map<String, Long> committed = new java.util.LinkedHashMap<>();
 
         Slot(int partition) {
             this.partition = partition;
@@ -213,22 +232,36 @@ final class OnceAppender implements AutoCloseable {
 
     private void appendGroup(Slot slot, List<Batch> group) {
         Producer<String, byte[]> producer = producer(slot);
-        slot.committed.removeIf(k -> log.knows(Keys.accountOf(k), Keys.idOf(k))); // the feed holds them now
+        slot.committed.keySet().removeIf(k -> log.content(Keys.accountOf(k), Keys.idOf(k)) != null); // the feed holds them now
         List<Outcome[]> outcomes = new ArrayList<>();
         List<int[]> sent = new ArrayList<>(); // {batch index, item index}
-        Set<String> taken = new HashSet<>();
+        Map<String, Long> taken = new java.util.HashMap<>(); // key → content (null: not known)
         for (int bi = 0; bi < group.size(); bi++) {
             Batch b = group.get(bi);
             Outcome[] o = new Outcome[b.items.size()];
             outcomes.add(o);
             for (int i = 0; i < o.length; i++) {
-                String id = b.items.get(i).eventId();
-                String key = Keys.of(b.account, id);
-                if (taken.contains(key) || slot.committed.contains(key) || log.knows(b.account, id)) {
-                    o[i] = Outcome.DUPLICATE;
+                Item item = b.items.get(i);
+                String key = Keys.of(b.account, item.eventId());
+                Long held;
+                boolean known;
+                if (taken.containsKey(key)) {
+                    known = true;
+                    held = taken.get(key);
+                } else if (slot.committed.containsKey(key)) {
+                    known = true;
+                    held = slot.committed.get(key);
                 } else {
-                    taken.add(key);
+                    held = log.content(b.account, item.eventId());
+                    known = held != null;
+                }
+                if (!known) {
+                    taken.put(key, item.content());
                     sent.add(new int[]{bi, i});
+                } else if (item.content() != null && held != null && !item.content().equals(held)) {
+                    o[i] = Outcome.conflict(item.eventId());
+                } else {
+                    o[i] = Outcome.DUPLICATE;
                 }
             }
         }
@@ -241,7 +274,7 @@ final class OnceAppender implements AutoCloseable {
                     producer.send(new ProducerRecord<>(Topics.EVENTS.name(), slot.partition, b.account, b.items.get(at[1]).value()));
                 }
                 producer.commitTransaction();
-                slot.committed.addAll(taken);
+                slot.committed.putAll(taken);
             } catch (ProducerFencedException | InvalidProducerEpochException | OutOfOrderSequenceException | AuthorizationException e) {
                 LOG.info("appends to partition {} of {} moved to another gateway instance ({})", slot.partition, Topics.EVENTS.name(), e.toString());
                 closeProducer(slot);

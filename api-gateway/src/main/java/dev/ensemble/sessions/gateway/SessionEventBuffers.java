@@ -13,6 +13,7 @@ import dev.ensemble.sessions.events.SessionDeletionRequested;
 import dev.ensemble.sessions.events.SessionDeletionSkipped;
 import dev.ensemble.sessions.events.TaskChanged;
 import dev.ensemble.sessions.events.ChoiceDecision;
+import dev.ensemble.sessions.schema.EventContent;
 import dev.ensemble.sessions.schema.Keys;
 
 import java.util.ArrayDeque;
@@ -66,8 +67,12 @@ public final class SessionEventBuffers {
     private final Set<String> deleted = new java.util.HashSet<>();
     private final Map<String, List<Object[]>> parked = new HashMap<>();
     private int parkedCount;
-    /** {@code <account>/<eventId>} → the log position of its first copy: a later copy of an eventId is not shown again. */
-    private final Map<String, Long> firstPositions = new HashMap<>();
+    /** Where an eventId's first copy is in the log ({@link #position}) and what it says ({@link EventContent#fingerprint}). */
+    private record FirstCopy(long position, long content) {
+    }
+
+    /** {@code <account>/<eventId>} → its first copy: a later copy of an eventId is not shown again. */
+    private final Map<String, FirstCopy> firstCopies = new HashMap<>();
 
     /** @param windowBytes the retained window per session, in bytes of encoded events (≥ 1) */
     public SessionEventBuffers(long windowBytes) {
@@ -80,9 +85,13 @@ public final class SessionEventBuffers {
      * {@code json} its JSON form, {@code bytes} its encoded size. A second copy of an eventId (a client that posted it
      * again) is not added: a reader sees each event once.
      */
-    public synchronized void add(Event e, long position, int bytes, String json) {
+    public void add(Event e, long position, int bytes, String json) {
+        add(e, EventContent.fingerprint(e), position, bytes, json); // its content's fingerprint taken outside the lock
+    }
+
+    private synchronized void add(Event e, long content, long position, int bytes, String json) {
         String acct = e.getAccount();
-        if (firstPositions.putIfAbsent(Keys.of(acct, e.getEventId()), position) != null) {
+        if (firstCopies.putIfAbsent(Keys.of(acct, e.getEventId()), new FirstCopy(position, content)) != null) {
             return;
         }
         Object p = e.getPayload();
@@ -139,7 +148,17 @@ public final class SessionEventBuffers {
 
     /** Where the first copy of the account's eventId is in the log, or null when it has not been read (yet). */
     public synchronized Long firstPosition(String account, String eventId) {
-        return firstPositions.get(Keys.of(account, eventId));
+        FirstCopy first = firstCopies.get(Keys.of(account, eventId));
+        return first == null ? null : first.position();
+    }
+
+    /**
+     * The fingerprint of what the first copy of the account's eventId says ({@link EventContent#fingerprint}), or null
+     * when it has not been read (yet).
+     */
+    public synchronized Long firstContent(String account, String eventId) {
+        FirstCopy first = firstCopies.get(Keys.of(account, eventId));
+        return first == null ? null : first.content();
     }
 
     private void append(String account, String sessionId, int bytes, String json) {

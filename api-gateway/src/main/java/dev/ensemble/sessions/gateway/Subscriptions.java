@@ -51,6 +51,11 @@ final class Subscriptions implements AutoCloseable {
         return feed.buffers().firstPosition(account, eventId) != null;
     }
 
+    /** The content fingerprint of the account's eventId as the gateway read it in the log, or null when it has not. */
+    Long content(String account, String eventId) {
+        return feed.buffers().firstContent(account, eventId);
+    }
+
     /** Waits until the gateway has read the log up to its end as it is now; false on timeout. */
     boolean awaitLogEnd(Duration timeout) throws InterruptedException {
         return feed.awaitLogEnd(timeout);

@@ -520,6 +520,54 @@ class GatewayHttpTest {
     }
 
     /** A ComputerStatus of acct-ana's laptop with a new eventId, as one line of JSON. */
+    /**
+     * An eventId names one event: posting the same event again (its map in another order, a later recordedAt) is a
+     * duplicate, but another event under that eventId is refused as a conflict naming the field, alone (409) or in a batch
+     * beside a duplicate (200), and the log keeps the first.
+     */
+    @Test
+    void anEventIdReusedForAnotherEventIsAConflictAndTheSameEventAgainADuplicate() throws Exception {
+        String id = java.util.UUID.randomUUID().toString();
+        String head = "{\"eventId\":\"" + id + "\",\"type\":\"ComputerStatus\",\"account\":\"acct-ana\","
+                + "\"space\":\"web:space-1\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"computer:laptop-ana\",";
+        String first = head + "\"payload\":{\"computerId\":\"laptop-ana\",\"online\":true,\"capabilities\":{\"a\":1,\"b\":2,\"c\":3}}}";
+        String same = head + "\"recordedAt\":\"2026-11-02T10:00:00Z\","
+                + "\"payload\":{\"capabilities\":{\"c\":3,\"a\":1,\"b\":2},\"online\":true,\"computerId\":\"laptop-ana\"}}";
+        String other = head + "\"payload\":{\"computerId\":\"laptop-ana\",\"online\":false,\"capabilities\":{\"a\":1,\"b\":2,\"c\":3}}}";
+
+        HttpResponse<String> posted = post("/api/events", ANA, first);
+        assertThat(posted.statusCode()).as(posted.body()).isEqualTo(200);
+        assertThat(JSON.readTree(posted.body()).get("results").get(0).path("duplicate").asBoolean()).isFalse();
+
+        long until = System.currentTimeMillis() + 30_000; // both the feed's reading of the log and the appender's own commit know it
+        HttpResponse<String> again;
+        do {
+            again = post("/api/events", ANA, same);
+        } while (again.statusCode() == 503 && System.currentTimeMillis() < until);
+        assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
+        assertThat(JSON.readTree(again.body()).get("results").get(0).path("duplicate").asBoolean()).as(again.body()).isTrue();
+
+        HttpResponse<String> conflict = post("/api/events", ANA, other);
+        assertThat(conflict.statusCode()).as(conflict.body()).isEqualTo(409);
+        JsonNode refused = JSON.readTree(conflict.body()).get("results").get(0);
+        assertThat(refused.get("status").asText()).isEqualTo("rejected");
+        assertThat(refused.get("error").asText()).isEqualTo("conflict");
+        assertThat(refused.get("field").asText()).isEqualTo("eventId");
+        assertThat(refused.get("reason").asText()).contains(id).contains("other content");
+
+        HttpResponse<String> batch = post("/api/events", ANA, "[" + same + "," + other + "]");
+        assertThat(batch.statusCode()).as(batch.body()).isEqualTo(200);
+        JsonNode results = JSON.readTree(batch.body()).get("results");
+        assertThat(results.get(0).path("duplicate").asBoolean()).as(batch.body()).isTrue();
+        assertThat(results.get(1).path("error").asText()).as(batch.body()).isEqualTo("conflict");
+
+        String fresh = java.util.UUID.randomUUID().toString();
+        HttpResponse<String> inOneBatch = post("/api/events", ANA, "[" + first.replace(id, fresh) + "," + other.replace(id, fresh) + "]");
+        JsonNode both = JSON.readTree(inOneBatch.body()).get("results");
+        assertThat(both.get(0).path("status").asText()).as(inOneBatch.body()).isEqualTo("accepted");
+        assertThat(both.get(1).path("error").asText()).as("a second event under an eventId of the same batch").isEqualTo("conflict");
+    }
+
     private static String statusLine() {
         return "{\"eventId\":\"" + java.util.UUID.randomUUID() + "\",\"type\":\"ComputerStatus\",\"account\":\"acct-ana\","
                 + "\"space\":\"web:space-1\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"computer:laptop-ana\","

@@ -47,6 +47,50 @@ class ContractJsonTest {
         }
     }
 
+    /**
+     * {@link EventContent#fingerprint}: the same for an event as parsed, as read back from the log and with another
+     * recordedAt; another for every contract event changed in any other field.
+     */
+    @Test
+    void anEventsContentFingerprintIsTheSameThroughTheLogAndDiffersForAnotherEvent() throws Exception {
+        AvroSerde<Event> serde = AvroSerde.of(Event.class);
+        java.util.Set<Long> seen = new java.util.HashSet<>();
+        for (String line : contractLines()) {
+            Event e = EventJson.parse(line, CLOCK);
+            long f = EventContent.fingerprint(e);
+            assertThat(EventContent.fingerprint(serde.decode(serde.encode(e)))).as(line).isEqualTo(f);
+            Event later = Event.newBuilder(e).setRecordedAt(e.getRecordedAt().plusSeconds(60)).build();
+            assertThat(EventContent.fingerprint(later)).as("recordedAt is the log's, not the event's").isEqualTo(f);
+            assertThat(seen.add(f)).as("each contract event its own: " + line).isTrue();
+            Event otherSource = Event.newBuilder(e).setSource(e.getSource() + "-2").build();
+            assertThat(EventContent.fingerprint(otherSource)).isNotEqualTo(f);
+            Event otherTime = Event.newBuilder(e).setOccurredAt(e.getOccurredAt().plusMillis(1)).build();
+            assertThat(EventContent.fingerprint(otherTime)).isNotEqualTo(f);
+            ObjectNode changed = (ObjectNode) EventJson.mapper().readTree(line);
+            ObjectNode payload = (ObjectNode) changed.get("payload");
+            String firstText = null;
+            for (var it = payload.fields(); it.hasNext(); ) {
+                var field = it.next();
+                if (field.getValue().isTextual()) {
+                    firstText = field.getKey();
+                    break;
+                }
+            }
+            if (firstText != null) {
+                payload.put(firstText, payload.get(firstText).asText() + "x");
+                assertThat(EventContent.fingerprint(EventJson.fromJson(changed, CLOCK))).as("payload." + firstText + " changed").isNotEqualTo(f);
+            }
+        }
+        // a map's entries in another order say the same
+        Event status = EventJson.parse("{\"eventId\":\"e-1\",\"type\":\"ComputerStatus\",\"account\":\"a\",\"space\":\"s\","
+                + "\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"computer:c\",\"payload\":{\"computerId\":\"c\",\"online\":true,"
+                + "\"capabilities\":{\"a\":1,\"b\":2,\"c\":3}}}", CLOCK);
+        Event reordered = EventJson.parse("{\"eventId\":\"e-1\",\"type\":\"ComputerStatus\",\"account\":\"a\",\"space\":\"s\","
+                + "\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"computer:c\",\"payload\":{\"computerId\":\"c\",\"online\":true,"
+                + "\"capabilities\":{\"c\":3,\"b\":2,\"a\":1}}}", CLOCK);
+        assertThat(EventContent.fingerprint(reordered)).isEqualTo(EventContent.fingerprint(status));
+    }
+
     /** The fields the schema lacks that an event's JSON carried, as {@link EventJson#fromJson(JsonNode, Clock, List)} names them. */
     private static List<String> ignored(JsonNode node) {
         List<String> out = new java.util.ArrayList<>();
