@@ -39,6 +39,24 @@ final class CommandChecks {
         require(spec, value >= 0 && value <= max, option + " must be from 0 to " + number(max) + ", not " + value);
     }
 
+    /**
+     * Refuses an account its events could not carry (blank, a '/', a control character, over 256 characters: the event
+     * log's own rules for an account, {@link dev.ensemble.sessions.schema.EventJson.Validation} and
+     * {@link dev.ensemble.sessions.schema.Limits}): "OPTION 'VALUE' cannot be an account: PROBLEM".
+     */
+    static void requireAccount(CommandSpec spec, String option, String account) {
+        dev.ensemble.sessions.events.Event probe = dev.ensemble.sessions.events.Event.newBuilder().setEventId("account-check")
+                .setAccount(account).setSpace("local:check").setSource("computer:check")
+                .setOccurredAt(java.time.Instant.parse("2026-01-01T00:00:00Z")).setRecordedAt(java.time.Instant.parse("2026-01-01T00:00:00Z"))
+                .setPayload(new dev.ensemble.sessions.events.ComputerStatus("check", true, java.util.Map.of())).build();
+        try {
+            dev.ensemble.sessions.schema.EventJson.Validation.check(probe);
+            dev.ensemble.sessions.schema.Limits.check(probe);
+        } catch (dev.ensemble.sessions.schema.InvalidEventException e) {
+            throw new ParameterException(spec.commandLine(), option + " '" + account + "' cannot be an account: " + e.problem());
+        }
+    }
+
     /** Refuses a port option outside 0–65535 (0: any free port). */
     static void requirePort(CommandSpec spec, String option, int port) {
         require(spec, port >= 0 && port <= 65535, option + " must be a port from 0 to 65535 (0: any free one), not " + port);

@@ -33,8 +33,14 @@ final class ImportCommand implements Callable<Integer> {
     @Option(names = "--account", description = "the account to import for (default: the user name)")
     String account;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
+        if (account != null) {
+            CommandChecks.requireAccount(spec, "--account", account);
+        }
         DataDir data = DataDir.of(system.dataDir);
         List<Path> claude = new ArrayList<>();
         List<Path> codex = new ArrayList<>();

@@ -342,6 +342,9 @@ final class RunCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             CommandChecks.requireAtLeast(spec, "--poll-seconds", pollSeconds, 1);
+            if (account != null) {
+                CommandChecks.requireAccount(spec, "--account", account);
+            }
             ServiceOptions.Resolved kafka = options.resolve(environment());
             String who = account != null ? account : System.getProperty("user.name", "local");
             Path state = options.stateDir("agent");

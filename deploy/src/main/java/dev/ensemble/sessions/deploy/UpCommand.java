@@ -190,6 +190,9 @@ final class UpCommand implements Callable<Integer> {
         CommandChecks.requirePort(spec, "--kafka-port", kafkaPort);
         CommandChecks.requireAtLeast(spec, "--replication-factor", replicationFactor, 1);
         CommandChecks.requireAtLeast(spec, "--poll-seconds", pollSeconds, 1); // also with --no-import: a wrong value is wrong
+        if (account != null) {
+            CommandChecks.requireAccount(spec, "--account", account);
+        }
         Map<String, Object> given = cluster.clientProperties();
         DataDir data = DataDir.of(dataDir);
         if (cluster.bootstrapServers == null) {
@@ -270,7 +273,8 @@ final class UpCommand implements Callable<Integer> {
 
             Tokens tokens = Tokens.load(data.tokens());
             String token = Files.exists(data.token()) ? Files.readString(data.token()).strip() : null;
-            if (token == null || tokens.authenticate(token).isEmpty()) {
+            if (token == null || tokens.authenticate(token).filter(p -> p.account().equals(who)).isEmpty()) {
+                // none yet, or one another --account made: this start's person gets one of their own
                 token = tokens.issue(new Principal(who, "admin", who));
                 DataDir.writePrivate(data.token(), token + "\n");
             }

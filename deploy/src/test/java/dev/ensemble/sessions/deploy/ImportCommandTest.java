@@ -24,4 +24,17 @@ class ImportCommandTest {
         assertThat(missing.code()).isNotZero();
         assertThat(missing.err()).contains(dir.resolve("nothing-here") + " is not a folder");
     }
+
+    /** An account its events could not carry is a usage error before anything starts, for up and import alike. */
+    @Test
+    void anAccountEventsCannotCarryIsRefusedBeforeAnythingStarts(@TempDir Path dir) {
+        Path data = dir.resolve("data");
+        ChooseCommandTest.Run blank = ChooseCommandTest.cli("up", "--account", "", "--data-dir", data.toString(), "--no-import");
+        assertThat(blank.code()).as(blank.err()).isEqualTo(2);
+        assertThat(blank.err()).startsWith("--account '' cannot be an account: must not be blank");
+        assertThat(data).as("nothing made").doesNotExist();
+        ChooseCommandTest.Run slash = ChooseCommandTest.cli("import", dir.toString(), "--account", "ana/bo", "--data-dir", data.toString());
+        assertThat(slash.code()).as(slash.err()).isEqualTo(2);
+        assertThat(slash.err()).startsWith("--account 'ana/bo' cannot be an account: must not contain '/'");
+    }
 }

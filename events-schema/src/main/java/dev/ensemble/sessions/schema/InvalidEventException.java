@@ -9,12 +9,14 @@ public class InvalidEventException extends RuntimeException {
     private final String eventId;
     private final String type;
     private final String field;
+    private final String problem;
 
     public InvalidEventException(String eventId, String type, String field, String problem) {
         super(describe(eventId, type, field, problem));
         this.eventId = eventId;
         this.type = type;
         this.field = field;
+        this.problem = problem;
     }
 
     private static String describe(String eventId, String type, String field, String problem) {
@@ -43,5 +45,10 @@ public class InvalidEventException extends RuntimeException {
     /** The dotted path of the offending field, or null for the event as a whole. */
     public String field() {
         return field;
+    }
+
+    /** What is wrong with the field (the message without the event and the field). */
+    public String problem() {
+        return problem;
     }
 }
