@@ -93,6 +93,13 @@ final class ImportState {
         /** Complete lines read (line numbers count from 1). */
         public long lines;
         public SessionState session = new SessionState();
+        /**
+         * The agent session an earlier read of this file imported (its id and first run's id), kept when the file shrank
+         * (emptied, or rewritten) and is read again from its start, so that its deletion still marks that session gone;
+         * null when none.
+         */
+        public String importedSessionId;
+        public String importedFirstRunId;
     }
 
     /** What an agent session's parser carries from one import to the next. */

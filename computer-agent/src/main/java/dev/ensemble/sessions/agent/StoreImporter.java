@@ -484,6 +484,12 @@ public final class StoreImporter {
             if (old == null || c.size() < old.offset || !c.agent().equals(old.agent)) {
                 fs = new FileState();
                 fs.agent = c.agent();
+                if (old != null && c.agent().equals(old.agent)) { // shrank: read again, the session it held remembered
+                    ImportState.SessionState was = old.session;
+                    boolean held = was.recognized && !was.subAgent && was.sessionId != null && was.firstRunId != null;
+                    fs.importedSessionId = held ? was.sessionId : old.importedSessionId;
+                    fs.importedFirstRunId = held ? was.firstRunId : old.importedFirstRunId;
+                }
             } else {
                 fs = MAPPER.convertValue(old, FileState.class);
             }
@@ -737,7 +743,10 @@ public final class StoreImporter {
                 FileState fs = st.files.remove(k);
                 dirty = true;
                 ImportState.SessionState ss = fs.session;
-                if (!ss.recognized || ss.subAgent || ss.firstRunId == null || ss.sessionId == null) {
+                boolean read = ss.recognized && !ss.subAgent && ss.firstRunId != null && ss.sessionId != null;
+                String sessionId = read ? ss.sessionId : fs.importedSessionId; // an emptied file's: what it held before
+                String firstRunId = read ? ss.firstRunId : fs.importedFirstRunId;
+                if (sessionId == null || firstRunId == null) {
                     continue;
                 }
                 if (ss.turn != null && !ss.turn.closed) {
@@ -750,8 +759,9 @@ public final class StoreImporter {
                     parser.finish(true);
                     send(parser);
                 }
-                Event e = events.event(fs.agent + "/" + ss.sessionId + "/transcript/gone", config.clock().instant(),
-                        EngineEvent.newBuilder().setRunId(ss.firstRunId).setAgentSessionId(ss.sessionId)
+                // one id per disappearance (the file as last seen): a transcript restored and deleted again is gone again
+                Event e = events.event(fs.agent + "/" + sessionId + "/transcript/gone/" + fs.size + "-" + fs.mtime, config.clock().instant(),
+                        EngineEvent.newBuilder().setRunId(firstRunId).setAgentSessionId(sessionId)
                                 .setContextUsed(null).setContextSize(null).setModel(ss.model).setTranscriptGone(true).build());
                 sink.accept(e);
                 sent++;

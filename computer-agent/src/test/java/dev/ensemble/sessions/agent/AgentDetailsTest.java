@@ -213,6 +213,7 @@ class AgentDetailsTest {
         StoreImporter importer = stores.importer();
         stores.importStores(importer);
 
+        String asLastSeen = Files.size(file) + "-" + Files.getLastModifiedTime(file).toMillis();
         Files.delete(file);
         Imported got = stores.importStores(importer);
 
@@ -221,11 +222,35 @@ class AgentDetailsTest {
             assertThat(ee.getTranscriptGone()).isTrue();
             assertThat(ee.getRunId()).isEqualTo("claude-code:S");
             assertThat(ee.getAgentSessionId()).isEqualTo("S");
-            assertThat(e.getEventId()).isEqualTo(EventFactory.eventId("claude-code/S/transcript/gone"));
+            // one id per disappearance: restored and deleted again, it is reported again
+            assertThat(e.getEventId()).isEqualTo(EventFactory.eventId("claude-code/S/transcript/gone/" + asLastSeen));
         });
         assertThat(got.summary().gone()).isEqualTo(1);
         assertThat(got.summary().toString()).isEqualTo("1 session whose transcript is gone from disk marked gone");
         assertThat(stores.importStores(importer).events()).isEmpty();
+    }
+
+    /** A transcript emptied (its session read before), then deleted: still its session's, so it is reported gone. */
+    @Test
+    void aTranscriptEmptiedThenDeletedIsReportedGone() throws IOException {
+        Stores stores = Stores.empty(tmp);
+        Path file = stores.claude.resolve("-a/S.jsonl");
+        write(file, claudeUser("u1", 1, "/a", "first prompt"), claudeReply("m1", 2, "/a", "ok"));
+        StoreImporter importer = stores.importer();
+        stores.importStores(importer);
+
+        Files.write(file, new byte[0]);
+        assertThat(stores.importStores(importer).payloads(EngineEvent.class)).as("emptied: nothing new").isEmpty();
+        stores.importStores(importer); // unchanged since
+        Files.delete(file);
+        Imported got = stores.importStores(importer);
+
+        assertThat(got.payloads(EngineEvent.class)).singleElement().satisfies(ee -> {
+            assertThat(ee.getTranscriptGone()).isTrue();
+            assertThat(ee.getRunId()).isEqualTo("claude-code:S");
+            assertThat(ee.getAgentSessionId()).isEqualTo("S");
+        });
+        assertThat(got.summary().gone()).isEqualTo(1);
     }
 
     @Test

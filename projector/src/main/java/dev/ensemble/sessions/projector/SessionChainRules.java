@@ -45,7 +45,9 @@ import java.util.function.Consumer;
  *       yet.</li>
  *   <li>Gone: an engine event with {@code transcriptGone} (the computer found the agent's transcript deleted
  *       outside the system) marks the session gone and not resumable; nothing else changes (its runs, fill and
- *       agent session id stay).</li>
+ *       agent session id stay). A prompt imported from its transcript ({@code TERMINAL_CHAT} claim) that occurred after
+ *       it went (the transcript restored from a backup or a sync, and used again) shows it there again: no longer gone.
+ *       A task run claimed in it keeps it gone (its transcript is still missing).</li>
  *   <li>Folders: the session's folder is its first run's; {@code folders} gathers every folder its runs name.</li>
  *   <li>"First" and "latest" follow the events' own times and the chain's order, never arrival order: the first
  *       and latest task are those of the first and last run in the chain's order ({@link #chainOrder}); the latest
@@ -148,6 +150,11 @@ public final class SessionChainRules {
             } else {
                 session = parentSession;
                 fill = state.fill(account, session.getSessionId());
+                if (session.getGone() && rc.getKind() == dev.ensemble.sessions.events.RunKind.TERMINAL_CHAT
+                        && session.getGoneAt() != null && e.getOccurredAt().isAfter(session.getGoneAt())) {
+                    session.setGone(false); // a new prompt imported from its transcript: the transcript is there again
+                    session.setGoneAt(null);
+                }
             }
         }
         String status = fill.going() ? RunStatus.QUEUED.name() : RunStatus.WORKING.name();

@@ -151,6 +151,11 @@ final class ReferenceChainRules {
                 session = newSession(e, rc, parentSession.getSessionId());
             } else {
                 session = parentSession;
+                if (session.getGone() && rc.getKind() == dev.ensemble.sessions.events.RunKind.TERMINAL_CHAT
+                        && session.getGoneAt() != null && e.getOccurredAt().isAfter(session.getGoneAt())) {
+                    session.setGone(false); // a prompt imported from its transcript, after it went: there again
+                    session.setGoneAt(null);
+                }
             }
         }
         boolean going = session.getRuns().stream().anyMatch(r -> isGoing(r.getStatus()));

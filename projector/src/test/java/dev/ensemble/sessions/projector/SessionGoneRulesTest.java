@@ -42,8 +42,14 @@ class SessionGoneRulesTest {
                         List.of(claim(RUN, null, "/a", 0), engine(3, true)), false, true, SessionStatus.WORKING, 1, null),
                 Arguments.of("a newer engine report after gone does not make it resumable again",
                         List.of(claim(RUN, null, "/a", 0), engine(3, true), engine(4, false)), false, true, SessionStatus.WORKING, 1, 0.25),
-                Arguments.of("a later run's claim keeps it gone; the runs stay",
+                Arguments.of("a later task run's claim keeps it gone (its transcript is still missing); the runs stay",
+                        List.of(claim(RUN, null, "/a", 0), engine(1, false), done(2), engine(3, true), taskRun(claim(RUN + ":2", RUN, "/a", 4))),
+                        false, true, SessionStatus.WORKING, 2, 0.25),
+                Arguments.of("a prompt imported from its transcript after it went (restored, used again): there again",
                         List.of(claim(RUN, null, "/a", 0), engine(1, false), done(2), engine(3, true), claim(RUN + ":2", RUN, "/a", 4)),
+                        true, false, SessionStatus.WORKING, 2, 0.25),
+                Arguments.of("a prompt of the restored transcript from before it went keeps it gone",
+                        List.of(claim(RUN, null, "/a", 0), engine(1, false), done(2), engine(3, true), claim(RUN + ":2", RUN, "/a", 2)),
                         false, true, SessionStatus.WORKING, 2, 0.25),
                 Arguments.of("gone and being deleted: not resumable",
                         List.of(claim(RUN, null, "/a", 0), engine(1, false), engine(3, true), accepted(4)), false, true, SessionStatus.WORKING, 1, 0.25));
@@ -90,6 +96,12 @@ class SessionGoneRulesTest {
         SessionView s = state.view(RUN);
         assertThat(s.getFolder()).isEqualTo("/a");
         assertThat(s.getFolders()).containsExactly("/a", "/b", "/c");
+    }
+
+    /** The same claim as a task run's ({@code TASK_RUN}), not a prompt imported from the transcript. */
+    static Event taskRun(Event claim) {
+        ((RunClaimed) claim.getPayload()).setKind(RunKind.TASK_RUN);
+        return claim;
     }
 
     static Event claim(String runId, String continueFrom, String folder, int minute) {
