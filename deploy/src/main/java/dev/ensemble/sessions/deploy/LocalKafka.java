@@ -112,6 +112,8 @@ public final class LocalKafka implements AutoCloseable {
     private final KafkaRaftServer server;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile String failure;
+    /** How long {@link #close} waits for a broker that failed ({@link #failure()}) to stop. */
+    static final java.time.Duration FAILED_STOP_WAIT = java.time.Duration.ofSeconds(30);
 
     private LocalKafka(Path kafkaDir, DataDirLock lock, int port, int controllerPort, String clusterId,
                        boolean formatted, KafkaClientProperties.Credentials credentials, KafkaRaftServer server) {
@@ -371,9 +373,26 @@ public final class LocalKafka implements AutoCloseable {
             return;
         }
         try {
-            server.shutdown();
-            server.awaitShutdown();
-            log.info("Local Kafka broker on {} stopped", bootstrapServers());
+            if (failure == null) {
+                server.shutdown();
+                server.awaitShutdown();
+                log.info("Local Kafka broker on {} stopped", bootstrapServers());
+            } else { // a failed broker's controlled shutdown can wait for minutes on what failed: given 30 s
+                Thread stop = new Thread(() -> {
+                    server.shutdown();
+                    server.awaitShutdown();
+                }, "ensemble-failed-broker-stop");
+                stop.setDaemon(true);
+                stop.start();
+                stop.join(FAILED_STOP_WAIT.toMillis());
+                if (stop.isAlive()) {
+                    log.info("Local Kafka broker on {} failed and did not stop within {}; left to the JVM's exit", bootstrapServers(), FAILED_STOP_WAIT);
+                } else {
+                    log.info("Local Kafka broker on {} (failed) stopped", bootstrapServers());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } finally {
             OPEN.remove(this);
             unguardExit();

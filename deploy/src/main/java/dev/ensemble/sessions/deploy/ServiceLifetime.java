@@ -37,6 +37,8 @@ final class ServiceLifetime {
 
     private final List<AutoCloseable> running = new ArrayList<>(); // guarded by this
     private final CountDownLatch stopAsked = new CountDownLatch(1);
+    /** The command's exit code once stopped: 0, or {@link #stopBecause}'s. */
+    private volatile int exitCode;
     private final AtomicBoolean ready = new AtomicBoolean();
     /** The signal's number once one asked to stop while starting, else 0. */
     private final java.util.concurrent.atomic.AtomicInteger stopWhileStarting = new java.util.concurrent.atomic.AtomicInteger();
@@ -95,6 +97,18 @@ final class ServiceLifetime {
         return part;
     }
 
+    /**
+     * Stops the services once ready because a part they all need failed (the embedded broker): prints {@code line}
+     * and makes {@link #serveUntilStopped} stop them and return {@code exitCode}; the first such call counts.
+     */
+    synchronized void stopBecause(String line, int exitCode) {
+        if (this.exitCode == 0 && stopAsked.getCount() > 0) {
+            System.out.println(line);
+            this.exitCode = exitCode;
+            stopAsked.countDown();
+        }
+    }
+
     /** Whether a signal asked to stop while starting: the start's failure is that stop, not an error. */
     boolean stoppingWhileStarting() {
         return stopWhileStarting.get() != 0;
@@ -132,9 +146,9 @@ final class ServiceLifetime {
     }
 
     /**
-     * Marks the services ready, waits for Ctrl-C or SIGTERM, then stops them on this thread.
+     * Marks the services ready, waits for Ctrl-C or SIGTERM (or {@link #stopBecause}), then stops them on this thread.
      *
-     * @return 0, the command's exit code
+     * @return the command's exit code: 0, or {@link #stopBecause}'s
      */
     int serveUntilStopped() throws InterruptedException {
         ready.set(true);
@@ -153,10 +167,10 @@ final class ServiceLifetime {
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException e) {
-            return 0; // the JVM is shutting down already: the hook stops everything
+            return exitCode; // the JVM is shutting down already: the hook stops everything
         }
         stop();
-        return 0;
+        return exitCode;
     }
 
     /** Prints the stopping line, closes the started parts newest first (one that fails is logged), prints the stopped line. */

@@ -222,8 +222,8 @@ final class UpCommand implements Callable<Integer> {
             Map<String, Object> security = given; // the cluster's client properties, given to every client
             Path securityFile = cluster.clientPropertiesFile == null ? null : cluster.clientPropertiesFile.toAbsolutePath();
             boolean reusedStorage = false; // the embedded broker's, from an earlier start
+            LocalKafka kafka = null;
             if (bootstrap == null) {
-                LocalKafka kafka;
                 try {
                     kafka = LocalKafka.start(data.root(), kafkaPort);
                 } catch (LocalKafka.InUse e) {
@@ -313,6 +313,11 @@ final class UpCommand implements Callable<Integer> {
                         + stores.all().stream().filter(e -> Files.isDirectory(e.getValue())).count() + " of "
                         + stores.all().size() + " agent stores found; each store's figures follow the first import");
                 agent.start();
+            }
+            if (kafka != null) { // a broker that failed (its disk full) leaves every service stuck: up stops, saying why
+                LocalKafka broker = kafka;
+                lifetime.started(new BrokerWatch(broker::failure, Duration.ofSeconds(1),
+                        failure -> lifetime.stopBecause(BrokerWatch.line(failure, data.root()), 1)));
             }
             // one write: the import, started above, prints its summary from its own thread, never inside this block
             String nl = System.lineSeparator();
