@@ -40,7 +40,7 @@ final class ServiceLifetime {
     /** The command's exit code once stopped: 0, or {@link #stopBecause}'s. */
     private volatile int exitCode;
     private final AtomicBoolean ready = new AtomicBoolean();
-    /** The signal's number once one asked to stop while starting, else 0. */
+    /** The exit code once a stop was asked while starting (128 + a signal's number, or {@link #stopBecause}'s), else 0. */
     private final java.util.concurrent.atomic.AtomicInteger stopWhileStarting = new java.util.concurrent.atomic.AtomicInteger();
     private final Thread starting = Thread.currentThread();
     /** The JVM's end if the start does not stop in time after a signal ({@link #STOP_WHILE_STARTING_WAIT}), or null. */
@@ -61,7 +61,7 @@ final class ServiceLifetime {
         StopSignals.install((name, number) -> {
             if (ready.get()) {
                 stopAsked.countDown();
-            } else if (stopWhileStarting.compareAndSet(0, number)) {
+            } else if (stopWhileStarting.compareAndSet(0, 128 + number)) {
                 starting.interrupt(); // a wait of the start ends; its next step throws StopWhileStarting
                 Thread exit = new Thread(() -> {
                     try {
@@ -98,14 +98,21 @@ final class ServiceLifetime {
     }
 
     /**
-     * Stops the services once ready because a part they all need failed (the embedded broker): prints {@code line}
-     * and makes {@link #serveUntilStopped} stop them and return {@code exitCode}; the first such call counts.
+     * Stops the services because a part they all need failed (the embedded broker): prints {@code line}; once ready,
+     * makes {@link #serveUntilStopped} stop them and return {@code exitCode}; while starting, stops the start at its
+     * next step as a signal does, and the command ends with {@code exitCode} ({@link #stoppedWhileStarting}). The first
+     * such call counts.
      */
     synchronized void stopBecause(String line, int exitCode) {
-        if (this.exitCode == 0 && stopAsked.getCount() > 0) {
-            System.out.println(line);
-            this.exitCode = exitCode;
+        if (this.exitCode != 0 || stopAsked.getCount() == 0 || stopWhileStarting.get() != 0) {
+            return;
+        }
+        System.out.println(line);
+        this.exitCode = exitCode;
+        if (ready.get()) {
             stopAsked.countDown();
+        } else if (stopWhileStarting.compareAndSet(0, exitCode)) {
+            starting.interrupt();
         }
     }
 
@@ -115,10 +122,10 @@ final class ServiceLifetime {
     }
 
     /**
-     * After a signal while starting ended the start: prints the stopping line, stops what had started newest first and
-     * clears the thread's interrupt.
+     * After a signal (or {@link #stopBecause}) while starting ended the start: prints the stopping line, stops what had
+     * started newest first and clears the thread's interrupt.
      *
-     * @return the command's exit code, 128 + the signal's number
+     * @return the command's exit code, 128 + the signal's number (or {@link #stopBecause}'s)
      */
     int stoppedWhileStarting() {
         Thread.interrupted();
@@ -129,10 +136,10 @@ final class ServiceLifetime {
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException e) {
-            return 128 + stopWhileStarting.get(); // the JVM is ending already: its hook stops everything
+            return stopWhileStarting.get(); // the JVM is ending already: its hook stops everything
         }
         stop();
-        return 128 + stopWhileStarting.get();
+        return stopWhileStarting.get();
     }
 
     /** After a failed start: stops what had started (no hook left to do it again). */

@@ -232,6 +232,9 @@ final class UpCommand implements Callable<Integer> {
                     throw cannotUseDataFolder(e);
                 }
                 lifetime.started(kafka);
+                LocalKafka broker = kafka; // a broker that fails (its disk full) leaves every service stuck: up stops, saying why
+                lifetime.started(new BrokerWatch(broker::failure, Duration.ofSeconds(1),
+                        failure -> lifetime.stopBecause(BrokerWatch.line(failure, data.root()), 1)));
                 kafka.waitUntilReady(Duration.ofSeconds(60));
                 bootstrap = kafka.bootstrapServers();
                 security = kafka.clientProperties();
@@ -313,11 +316,6 @@ final class UpCommand implements Callable<Integer> {
                         + stores.all().stream().filter(e -> Files.isDirectory(e.getValue())).count() + " of "
                         + stores.all().size() + " agent stores found; each store's figures follow the first import");
                 agent.start();
-            }
-            if (kafka != null) { // a broker that failed (its disk full) leaves every service stuck: up stops, saying why
-                LocalKafka broker = kafka;
-                lifetime.started(new BrokerWatch(broker::failure, Duration.ofSeconds(1),
-                        failure -> lifetime.stopBecause(BrokerWatch.line(failure, data.root()), 1)));
             }
             // one write: the import, started above, prints its summary from its own thread, never inside this block
             String nl = System.lineSeparator();
