@@ -175,7 +175,8 @@ final class DeletionEndpoints {
             try {
                 since = Instant.parse(sinceText);
             } catch (DateTimeParseException e) {
-                throw ApiError.badRequest("since must be an ISO-8601 instant such as 2026-11-02T09:00:00Z, not '" + sinceText + "'");
+                throw ApiError.badRequest("since must be an ISO-8601 instant such as 2026-11-02T09:00:00Z, not '" + sinceText + "'")
+                        .with("field", "since");
             }
         }
         int limit = 100;
@@ -184,10 +185,10 @@ final class DeletionEndpoints {
             try {
                 limit = Integer.parseInt(limitText.trim());
             } catch (NumberFormatException e) {
-                throw ApiError.badRequest("limit must be a whole number, not '" + limitText + "'");
+                throw ApiError.badRequest("limit must be a whole number, not '" + limitText + "'").with("field", "limit");
             }
             if (limit < 1 || limit > MAX_AUDITS) {
-                throw ApiError.badRequest("limit must be between 1 and " + MAX_AUDITS + ", not " + limit);
+                throw ApiError.badRequest("limit must be between 1 and " + MAX_AUDITS + ", not " + limit).with("field", "limit");
             }
         }
         String ownNode = me.role().equals("node") ? "node:" + me.subject() : null;

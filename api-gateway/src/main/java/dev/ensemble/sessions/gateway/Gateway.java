@@ -926,7 +926,8 @@ public final class Gateway implements AutoCloseable {
                 case 414 -> "the request's URI is longer than the gateway accepts (8 KiB); shorten the query (e.g. q)";
                 case 431 -> "the request's headers are larger than the gateway accepts (8 KiB)";
                 case 400 -> "the request could not be read" + (reason == null ? "" : " (" + reason + ")")
-                        + ": check that each % in its path and query is followed by two hex digits (a % itself is %25)";
+                        + ": its path and query must hold no control character (such as %00 or %0A, even escaped), and each %"
+                        + " must be followed by two hex digits (a % itself is %25)";
                 default -> "the request could not be read" + (reason == null ? "" : ": " + reason);
             };
             fields.put(org.eclipse.jetty.http.HttpHeader.CONTENT_TYPE, "application/json");

@@ -94,7 +94,7 @@ final class Subscriptions implements AutoCloseable {
         }
         long after = longParam(ctx, "after", 0);
         int limit = (int) Math.min(Integer.MAX_VALUE, longParam(ctx, "limit", 100));
-        if (limit < 1 || limit > MAX_LIMIT) throw ApiError.badRequest("limit must be between 1 and " + MAX_LIMIT + ", not " + limit);
+        if (limit < 1 || limit > MAX_LIMIT) throw ApiError.badRequest("limit must be between 1 and " + MAX_LIMIT + ", not " + limit).with("field", "limit");
         String id = ctx.pathParam("id");
         SessionEventBuffers.Page page = feed.buffers().read(me.account(), id, after, limit);
         if (page == null) throw ApiError.notFound("no session '" + id + "' in your account");
@@ -135,7 +135,7 @@ final class Subscriptions implements AutoCloseable {
         if (v == null || v.isBlank()) return dflt;
         try {
             long l = Long.parseLong(v.trim());
-            if (l < 0) throw ApiError.badRequest(name + " must not be negative, not " + l);
+            if (l < 0) throw ApiError.badRequest(name + " must not be negative, not " + l).with("field", name);
             return l;
         } catch (NumberFormatException e) {
             if (v.trim().matches("\\d+")) {

@@ -722,6 +722,12 @@ class GatewayHttpTest {
         HttpResponse<String> hugeLimit = get("/api/agent/sessions?limit=99999999999", ANA);
         assertThat(JSON.readTree(hugeLimit.body()).get("message").asText()).isEqualTo("limit must be between 1 and 500, not 99999999999");
         assertThat(JSON.readTree(hugeLimit.body()).path("field").asText()).as("names the field").isEqualTo("limit");
+        for (String[] bad : new String[][]{{"/api/audit/deletions?limit=-1", "limit"}, {"/api/audit/deletions?since=yesterday", "since"},
+                {"/api/agent/sessions/x/events?after=-1", "after"}, {"/api/agent/sessions/x/events?limit=-5", "limit"}}) {
+            HttpResponse<String> r = get(bad[0], ANA);
+            assertThat(r.statusCode()).as(bad[0] + ": " + r.body()).isEqualTo(400);
+            assertThat(JSON.readTree(r.body()).path("field").asText()).as(bad[0] + " names the field").isEqualTo(bad[1]);
+        }
         HttpResponse<String> trailing = post("/api/session-choice", ANA, "{\"type\":\"RunClaimed\"} and more");
         assertThat(trailing.statusCode()).as(trailing.body()).isEqualTo(400);
         assertThat(JSON.readTree(trailing.body()).get("message").asText()).contains("not valid JSON");
