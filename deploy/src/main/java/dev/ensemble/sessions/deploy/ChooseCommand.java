@@ -70,6 +70,13 @@ final class ChooseCommand implements Callable<Integer> {
         if (task.isEmpty()) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), "TASK TITLE is empty: say what the task is");
         }
+        if (task.length() > dev.ensemble.sessions.schema.Limits.MAX_TEXT_CHARS) { // a task's title, as the event log takes it
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "TASK TITLE is " + task.length()
+                    + " characters; a task's title is at most " + dev.ensemble.sessions.schema.Limits.MAX_TEXT_CHARS + ": say it shorter");
+        }
+        if (folder != null && folder.toString().isBlank()) { // '' would mean no folder at all, silently
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--folder is empty: name a folder, or leave the option out");
+        }
         ApiClient api = ApiClient.of(system.dataDir);
         String computer = api.readLine(api.data().computerId(), "computer id (written by 'up' at its start)");
         String account = api.get("/api/me").path("account").asText();

@@ -45,6 +45,9 @@ final class ImportCommand implements Callable<Integer> {
         List<Path> claude = new ArrayList<>();
         List<Path> codex = new ArrayList<>();
         for (Path d : dirs) {
+            if (d.toString().isBlank()) { // '' would be the current folder
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "DIR is empty: name an agent store's folder");
+            }
             Path dir = d.toAbsolutePath().normalize();
             if (!Files.isDirectory(dir)) {
                 throw new IllegalArgumentException(dir + " is not a folder");

@@ -37,4 +37,19 @@ class ImportCommandTest {
         assertThat(slash.code()).as(slash.err()).isEqualTo(2);
         assertThat(slash.err()).startsWith("--account 'ana/bo' cannot be an account: must not contain '/'");
     }
+
+    /** Empty arguments and an over-long task are usage errors, not a silent "no folder" or "the current folder". */
+    @Test
+    void emptyFoldersAndAnOverLongTaskAreUsageErrors(@TempDir Path dir) {
+        String data = dir.resolve("data").toString();
+        ChooseCommandTest.Run emptyDir = ChooseCommandTest.cli("import", "", "--data-dir", data);
+        assertThat(emptyDir.code()).as(emptyDir.err()).isEqualTo(2);
+        assertThat(emptyDir.err()).startsWith("DIR is empty: name an agent store's folder");
+        ChooseCommandTest.Run emptyFolder = ChooseCommandTest.cli("choose", "fix hello.py", "--folder", "", "--data-dir", data);
+        assertThat(emptyFolder.code()).as(emptyFolder.err()).isEqualTo(2);
+        assertThat(emptyFolder.err()).startsWith("--folder is empty");
+        ChooseCommandTest.Run longTask = ChooseCommandTest.cli("choose", "x".repeat(5000), "--data-dir", data);
+        assertThat(longTask.code()).as(longTask.err()).isEqualTo(2);
+        assertThat(longTask.err()).startsWith("TASK TITLE is 5000 characters; a task's title is at most 4096");
+    }
 }
