@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>the same while starting: the starting thread is interrupted and stops at its next step ({@link #started}), the
  *       parts it started stop newest first, so no service outlives the broker it uses, and the command ends with 128 +
  *       the signal's number (130, 143: {@link #stoppedWhileStarting}); a start that does not come to a step within
- *       {@link #STOP_WHILE_STARTING_WAIT}, or a second signal, ends the JVM at once (its hook stopping what had
- *       started);</li>
+ *       {@link #STOP_WHILE_STARTING_WAIT}, or a second signal, ends the JVM (its hook stopping what had started, or
+ *       waiting for the stop under way);</li>
  *   <li>any other shutdown (SIGHUP, {@code System.exit}): the hook stops them too;</li>
  *   <li>a failed start: {@link #startFailed} stops them and the command ends with its error.</li>
  * </ul>
@@ -37,6 +37,8 @@ final class ServiceLifetime {
 
     private final List<AutoCloseable> running = new ArrayList<>(); // guarded by this
     private final CountDownLatch stopAsked = new CountDownLatch(1);
+    /** Set by the first {@link #stop}: the lines are printed once. */
+    private final AtomicBoolean stopping = new AtomicBoolean();
     /** The command's exit code once stopped: 0, or {@link #stopBecause}'s. */
     private volatile int exitCode;
     private final AtomicBoolean ready = new AtomicBoolean();
@@ -62,7 +64,6 @@ final class ServiceLifetime {
             if (ready.get()) {
                 stopAsked.countDown();
             } else if (stopWhileStarting.compareAndSet(0, 128 + number)) {
-                starting.interrupt(); // a wait of the start ends; its next step throws StopWhileStarting
                 Thread exit = new Thread(() -> {
                     try {
                         Thread.sleep(STOP_WHILE_STARTING_WAIT.toMillis());
@@ -72,8 +73,9 @@ final class ServiceLifetime {
                     System.exit(128 + number); // the start did not come to a step: the hook stops what started
                 }, "ensemble-stop-while-starting");
                 exit.setDaemon(true);
-                exitIfStuck = exit;
+                exitIfStuck = exit; // before the interrupt: the stop that follows it cancels this
                 exit.start();
+                starting.interrupt(); // a wait of the start ends; its next step throws StopWhileStarting
             } else {
                 new Thread(() -> System.exit(128 + number), "ensemble-stop-now").start(); // a second signal
             }
@@ -133,11 +135,7 @@ final class ServiceLifetime {
         if (exit != null) {
             exit.interrupt(); // the start did stop: its parts stop here, however long that takes
         }
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            return stopWhileStarting.get(); // the JVM is ending already: its hook stops everything
-        }
+        // the hook stays: a second signal (or the timer) that ends the JVM meanwhile has it wait for this stop to finish
         stop();
         return stopWhileStarting.get();
     }
@@ -182,9 +180,12 @@ final class ServiceLifetime {
 
     /** Prints the stopping line, closes the started parts newest first (one that fails is logged), prints the stopped line. */
     private void stop() {
-        System.out.println(stoppingLine);
-        closeAll();
-        if (stoppedLine != null) {
+        boolean first = stopping.compareAndSet(false, true);
+        if (first) {
+            System.out.println(stoppingLine);
+        }
+        closeAll(); // a second caller (the hook, after a second signal) waits here for the first and finds nothing left
+        if (first && stoppedLine != null) {
             System.out.println(stoppedLine);
         }
     }

@@ -215,7 +215,8 @@ final class UpCommand implements Callable<Integer> {
             }
         }
         String who = account != null ? account : System.getProperty("user.name", "local");
-        // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the JVM's own way (hook, 130/143)
+        // Ctrl-C and SIGTERM: once ready, stop on this thread and exit 0; while starting, the start stops at its next step,
+        // what started stops, 130/143 (ServiceLifetime)
         ServiceLifetime lifetime = new ServiceLifetime("\nstopping…", null);
         try {
             String bootstrap = cluster.bootstrapServers;

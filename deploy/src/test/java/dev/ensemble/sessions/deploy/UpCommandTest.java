@@ -489,9 +489,14 @@ class UpCommandTest {
                 Thread.sleep(50);
             }
             up.destroy(); // SIGTERM
+            while (up.isAlive() && !Files.readString(log).contains("stopping…")) {
+                Thread.sleep(20);
+            }
+            up.destroy(); // a second SIGTERM while it stops: it still stops everything, the broker included
             assertThat(up.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).as("stopped in time").isTrue();
             String out = Files.readString(log);
             assertThat(out).as(out).doesNotContain("Press Ctrl-C to stop").contains("stopping…");
+            assertThat(out.split("stopping…", -1)).as("said once").hasSize(2);
             assertThat(up.exitValue()).as(out).isEqualTo(143);
             String afterStop = out.substring(out.indexOf("stopping…"));
             assertThat(afterStop.lines().filter(l -> l.contains("NetworkClient") || l.contains(" ERROR ")))
