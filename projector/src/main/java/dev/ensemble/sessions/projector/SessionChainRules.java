@@ -45,9 +45,9 @@ import java.util.function.Consumer;
  *       yet.</li>
  *   <li>Gone: an engine event with {@code transcriptGone} (the computer found the agent's transcript deleted
  *       outside the system) marks the session gone and not resumable; nothing else changes (its runs, fill and
- *       agent session id stay). A prompt imported from its transcript ({@code TERMINAL_CHAT} claim) that occurred after
- *       it went (the transcript restored from a backup or a sync, and used again) shows it there again: no longer gone.
- *       A task run claimed in it keeps it gone (its transcript is still missing).</li>
+ *       agent session id stay). {@code goneAt} is the last time it was found gone; a session of the agent's own
+ *       transcript ({@code TERMINAL_CHAT}) with a run claimed after that (a prompt of the transcript restored from a
+ *       backup or a sync, and used again) is there again: not gone ({@link #gone}). A task session stays gone.</li>
  *   <li>Folders: the session's folder is its first run's; {@code folders} gathers every folder its runs name.</li>
  *   <li>"First" and "latest" follow the events' own times and the chain's order, never arrival order: the first
  *       and latest task are those of the first and last run in the chain's order ({@link #chainOrder}); the latest
@@ -150,11 +150,6 @@ public final class SessionChainRules {
             } else {
                 session = parentSession;
                 fill = state.fill(account, session.getSessionId());
-                if (session.getGone() && rc.getKind() == dev.ensemble.sessions.events.RunKind.TERMINAL_CHAT
-                        && session.getGoneAt() != null && e.getOccurredAt().isAfter(session.getGoneAt())) {
-                    session.setGone(false); // a new prompt imported from its transcript: the transcript is there again
-                    session.setGoneAt(null);
-                }
             }
         }
         String status = fill.going() ? RunStatus.QUEUED.name() : RunStatus.WORKING.name();
@@ -168,6 +163,9 @@ public final class SessionChainRules {
                 .setContinueFromJobId(parent)
                 .build();
         session.getRuns().add(run);
+        if (session.getGoneAt() != null) {
+            session.setGone(gone(session)); // a prompt of its transcript after it went: there again
+        }
         if (rc.getModel() != null) {
             session.setModel(rc.getModel());
         }
@@ -407,9 +405,9 @@ public final class SessionChainRules {
         }
         if (ee.getTranscriptGone()) {
             SessionView s = state.session(e.getAccount(), ref.getSessionId());
-            if (!s.getGone()) {
-                s.setGone(true);
+            if (s.getGoneAt() == null || e.getOccurredAt().isAfter(s.getGoneAt())) { // the last time it was found gone
                 s.setGoneAt(e.getOccurredAt());
+                s.setGone(gone(s));
                 save(s, state, emit);
             }
             return; // not a report of the context: the fill, model and agent session id stay
@@ -423,6 +421,26 @@ public final class SessionChainRules {
         state.putFill(e.getAccount(), ref.getSessionId(), new SessionFill(ee.getAgentSessionId(), at, ee.getContextUsed(),
                 ee.getContextSize(), ee.getModel() != null ? ee.getModel() : held.model(), lastActive, held.changes() + 1,
                 held.working(), held.waiting(), held.queued()));
+    }
+
+    /**
+     * Whether the session's transcript is gone: it was found gone ({@code goneAt}, the last time) and, for a session of
+     * the agent's own transcript ({@code TERMINAL_CHAT}), no run of it was claimed after that (a prompt of the
+     * transcript restored). Both are maximums of the events' own times, so any arrival order gives the same answer.
+     */
+    static boolean gone(SessionView s) {
+        if (s.getGoneAt() == null) {
+            return false;
+        }
+        if (!dev.ensemble.sessions.events.RunKind.TERMINAL_CHAT.name().equals(s.getKind())) {
+            return true;
+        }
+        for (RunView r : s.getRuns()) {
+            if (r.getClaimedAt().isAfter(s.getGoneAt())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void touch(SessionView s, Instant at) {

@@ -151,11 +151,6 @@ final class ReferenceChainRules {
                 session = newSession(e, rc, parentSession.getSessionId());
             } else {
                 session = parentSession;
-                if (session.getGone() && rc.getKind() == dev.ensemble.sessions.events.RunKind.TERMINAL_CHAT
-                        && session.getGoneAt() != null && e.getOccurredAt().isAfter(session.getGoneAt())) {
-                    session.setGone(false); // a prompt imported from its transcript, after it went: there again
-                    session.setGoneAt(null);
-                }
             }
         }
         boolean going = session.getRuns().stream().anyMatch(r -> isGoing(r.getStatus()));
@@ -169,6 +164,9 @@ final class ReferenceChainRules {
                 .setContinueFromJobId(parent)
                 .build();
         session.getRuns().add(run);
+        if (session.getGoneAt() != null) {
+            session.setGone(goneByTimes(session));
+        }
         if (rc.getModel() != null) {
             session.setModel(rc.getModel());
         }
@@ -412,6 +410,12 @@ final class ReferenceChainRules {
         session.setFolders(new ArrayList<>(folders));
     }
 
+    /** Gone: found gone, and (a transcript's own session) no run claimed after the latest time it was. */
+    private static boolean goneByTimes(SessionView s) {
+        return s.getGoneAt() != null && !("TERMINAL_CHAT".equals(s.getKind())
+                && s.getRuns().stream().map(RunView::getClaimedAt).anyMatch(t -> t.isAfter(s.getGoneAt())));
+    }
+
     private static void engine(Event e, EngineEvent ee, State state, Consumer<SessionView> emit) {
         RunRef ref = state.run(e.getAccount(), ee.getRunId());
         if (ref == null) {
@@ -420,9 +424,9 @@ final class ReferenceChainRules {
         }
         if (ee.getTranscriptGone()) {
             SessionView s = state.session(e.getAccount(), ref.getSessionId());
-            if (!s.getGone()) {
-                s.setGone(true);
-                s.setGoneAt(e.getOccurredAt());
+            if (s.getGoneAt() == null || s.getGoneAt().isBefore(e.getOccurredAt())) {
+                s.setGoneAt(e.getOccurredAt()); // the latest report wins, whatever the arrival order
+                s.setGone(goneByTimes(s));
                 save(s, state, emit);
             }
             return; // not a report of the context: the fill, model and agent session id stay

@@ -42,8 +42,8 @@ class SessionGoneRulesTest {
                         List.of(claim(RUN, null, "/a", 0), engine(3, true)), false, true, SessionStatus.WORKING, 1, null),
                 Arguments.of("a newer engine report after gone does not make it resumable again",
                         List.of(claim(RUN, null, "/a", 0), engine(3, true), engine(4, false)), false, true, SessionStatus.WORKING, 1, 0.25),
-                Arguments.of("a later task run's claim keeps it gone (its transcript is still missing); the runs stay",
-                        List.of(claim(RUN, null, "/a", 0), engine(1, false), done(2), engine(3, true), taskRun(claim(RUN + ":2", RUN, "/a", 4))),
+                Arguments.of("a task session's later run keeps it gone (its transcript is still missing); the runs stay",
+                        List.of(taskRun(claim(RUN, null, "/a", 0)), engine(1, false), done(2), engine(3, true), taskRun(claim(RUN + ":2", RUN, "/a", 4))),
                         false, true, SessionStatus.WORKING, 2, 0.25),
                 Arguments.of("a prompt imported from its transcript after it went (restored, used again): there again",
                         List.of(claim(RUN, null, "/a", 0), engine(1, false), done(2), engine(3, true), claim(RUN + ":2", RUN, "/a", 4)),
@@ -64,7 +64,8 @@ class SessionGoneRulesTest {
         SessionView s = state.view(RUN);
         assertThat(s.getResumable()).as("resumable").isEqualTo(resumable);
         assertThat(s.getGone()).as("gone").isEqualTo(gone);
-        assertThat(s.getGoneAt()).as("goneAt").isEqualTo(gone ? T0.plusSeconds(180) : null);
+        boolean reported = events.stream().anyMatch(e -> e.getPayload() instanceof EngineEvent ee && ee.getTranscriptGone());
+        assertThat(s.getGoneAt()).as("goneAt: the last time it was found gone").isEqualTo(reported ? T0.plusSeconds(180) : null);
         assertThat(s.getStatus()).as("status").isEqualTo(status);
         assertThat(s.getRuns()).as("runs").hasSize(runs);
         assertThat(s.getFill()).as("fill").isEqualTo(fill);
@@ -72,16 +73,59 @@ class SessionGoneRulesTest {
     }
 
     @Test
-    void aSecondGoneReportChangesNothing() {
+    void anOlderGoneReportChangesNothingAndANewerOneIsTheLastTimeItWasFoundGone() {
         MapChainState state = new MapChainState();
         List<SessionView> emitted = new ArrayList<>();
         for (Event e : List.of(claim(RUN, null, "/a", 0), engine(1, false), engine(3, true))) {
             SessionChainRules.apply(e, state, emitted::add);
         }
         int before = emitted.size();
-        SessionChainRules.apply(engine(5, true), state, emitted::add);
+        SessionChainRules.apply(engine(2, true), state, emitted::add);
         assertThat(emitted).hasSize(before);
         assertThat(state.view(RUN).getGoneAt()).isEqualTo(T0.plusSeconds(180));
+        SessionChainRules.apply(engine(5, true), state, emitted::add);
+        assertThat(state.view(RUN).getGoneAt()).isEqualTo(T0.plusSeconds(300));
+        assertThat(state.view(RUN).getGone()).isTrue();
+    }
+
+    /** Gone or there again follows the events' own times, in whatever order they arrive (the parent's claim first). */
+    @Test
+    void goneOrThereAgainIsTheSameInEveryArrivalOrder() {
+        Event parent = claim(RUN, null, "/a", 0);
+        for (int restoredAt : new int[]{2, 4}) { // a prompt of the transcript from before it went, and one after
+            List<Event> rest = List.of(engine(1, false), done(2), engine(3, true), claim(RUN + ":2", RUN, "/a", restoredAt));
+            Boolean expected = null;
+            for (List<Event> order : permutations(rest)) {
+                MapChainState state = new MapChainState();
+                SessionChainRules.apply(parent, state, v -> { });
+                order.forEach(e -> SessionChainRules.apply(e, state, v -> { }));
+                SessionView s = state.view(RUN);
+                if (expected == null) {
+                    expected = s.getGone();
+                }
+                assertThat(s.getGone()).as("prompt at minute " + restoredAt + ", order " + order).isEqualTo(expected);
+                assertThat(s.getResumable()).isEqualTo(!expected);
+            }
+            assertThat(expected).as("prompt at minute " + restoredAt).isEqualTo(restoredAt < 3);
+        }
+    }
+
+    private static List<List<Event>> permutations(List<Event> events) {
+        if (events.size() <= 1) {
+            return List.of(events);
+        }
+        List<List<Event>> out = new ArrayList<>();
+        for (int i = 0; i < events.size(); i++) {
+            List<Event> others = new ArrayList<>(events);
+            Event first = others.remove(i);
+            for (List<Event> p : permutations(others)) {
+                List<Event> one = new ArrayList<>();
+                one.add(first);
+                one.addAll(p);
+                out.add(one);
+            }
+        }
+        return out;
     }
 
     @Test
@@ -98,7 +142,7 @@ class SessionGoneRulesTest {
         assertThat(s.getFolders()).containsExactly("/a", "/b", "/c");
     }
 
-    /** The same claim as a task run's ({@code TASK_RUN}), not a prompt imported from the transcript. */
+    /** The same claim as a task run's ({@code TASK_RUN}), not a prompt imported from an agent's transcript. */
     static Event taskRun(Event claim) {
         ((RunClaimed) claim.getPayload()).setKind(RunKind.TASK_RUN);
         return claim;
