@@ -235,6 +235,7 @@ final class OnceAppender implements AutoCloseable {
         slot.committed.keySet().removeIf(k -> log.content(Keys.accountOf(k), Keys.idOf(k)) != null); // the feed holds them now
         List<Outcome[]> outcomes = new ArrayList<>();
         List<int[]> sent = new ArrayList<>(); // {batch index, item index}
+        List<int[]> besideSent = new ArrayList<>(); // copies answered by what an item sent in this group says
         Map<String, Long> taken = new java.util.HashMap<>(); // key → content (null: not known)
         for (int bi = 0; bi < group.size(); bi++) {
             Batch b = group.get(bi);
@@ -248,6 +249,7 @@ final class OnceAppender implements AutoCloseable {
                 if (taken.containsKey(key)) {
                     known = true;
                     held = taken.get(key);
+                    besideSent.add(new int[]{bi, i});
                 } else if (slot.committed.containsKey(key)) {
                     known = true;
                     held = slot.committed.get(key);
@@ -291,6 +293,11 @@ final class OnceAppender implements AutoCloseable {
         }
         for (int[] at : sent) {
             outcomes.get(at[0])[at[1]] = result;
+        }
+        if (result != Outcome.APPENDED) { // the copy they were told of is not in the log either: post them again too
+            for (int[] at : besideSent) {
+                outcomes.get(at[0])[at[1]] = result;
+            }
         }
         for (int bi = 0; bi < group.size(); bi++) {
             group.get(bi).done.complete(List.of(outcomes.get(bi)));
