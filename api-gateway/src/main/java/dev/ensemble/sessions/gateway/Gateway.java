@@ -591,8 +591,8 @@ public final class Gateway implements AutoCloseable {
                         + "' is not a session of this account with agent '" + c.getAgent() + "' on computer '" + c.getComputerId() + "'");
             }
         }
-        ObjectNode answer = intake.post(me, EventJson.toJson(e)).body();
-        ctx.status(202).json(answer);
+        EventIntake.Result posted = intake.post(me, EventJson.toJson(e));
+        ctx.status(posted.status() == 200 ? 202 : posted.status()).json(posted.body()); // refused (a conflict, the log away): said so
     }
 
     private static final String BODY = "ensemble.body";

@@ -519,11 +519,10 @@ class GatewayHttpTest {
         }
     }
 
-    /** A ComputerStatus of acct-ana's laptop with a new eventId, as one line of JSON. */
     /**
      * An eventId names one event: posting the same event again (its map in another order, a later recordedAt) is a
      * duplicate, but another event under that eventId is refused as a conflict naming the field, alone (409) or in a batch
-     * beside a duplicate (200), and the log keeps the first.
+     * beside a duplicate (200), and it is not appended.
      */
     @Test
     void anEventIdReusedForAnotherEventIsAConflictAndTheSameEventAgainADuplicate() throws Exception {
@@ -563,11 +562,13 @@ class GatewayHttpTest {
 
         String fresh = java.util.UUID.randomUUID().toString();
         HttpResponse<String> inOneBatch = post("/api/events", ANA, "[" + first.replace(id, fresh) + "," + other.replace(id, fresh) + "]");
+        assertThat(inOneBatch.statusCode()).as(inOneBatch.body()).isEqualTo(200);
         JsonNode both = JSON.readTree(inOneBatch.body()).get("results");
         assertThat(both.get(0).path("status").asText()).as(inOneBatch.body()).isEqualTo("accepted");
         assertThat(both.get(1).path("error").asText()).as("a second event under an eventId of the same batch").isEqualTo("conflict");
     }
 
+    /** A ComputerStatus of acct-ana's laptop with a new eventId, as one line of JSON. */
     private static String statusLine() {
         return "{\"eventId\":\"" + java.util.UUID.randomUUID() + "\",\"type\":\"ComputerStatus\",\"account\":\"acct-ana\","
                 + "\"space\":\"web:space-1\",\"occurredAt\":\"2026-11-02T09:00:00Z\",\"source\":\"computer:laptop-ana\","

@@ -372,6 +372,7 @@ public final class LocalKafka implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        boolean stillStopping = false;
         try {
             if (failure == null) {
                 server.shutdown();
@@ -385,7 +386,8 @@ public final class LocalKafka implements AutoCloseable {
                 stop.setDaemon(true);
                 stop.start();
                 stop.join(FAILED_STOP_WAIT.toMillis());
-                if (stop.isAlive()) {
+                if (stop.isAlive()) { // it may still write to its folder and ask to end the JVM: lock and guard stay
+                    stillStopping = true;
                     log.info("Local Kafka broker on {} failed and did not stop within {}; left to the JVM's exit", bootstrapServers(), FAILED_STOP_WAIT);
                 } else {
                     log.info("Local Kafka broker on {} (failed) stopped", bootstrapServers());
@@ -393,10 +395,13 @@ public final class LocalKafka implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            stillStopping = failure != null;
         } finally {
-            OPEN.remove(this);
-            unguardExit();
-            lock.close();
+            if (!stillStopping) {
+                OPEN.remove(this);
+                unguardExit();
+                lock.close();
+            }
         }
     }
 

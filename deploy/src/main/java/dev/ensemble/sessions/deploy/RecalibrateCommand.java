@@ -51,7 +51,8 @@ final class RecalibrateCommand implements Callable<Integer> {
     PrintStream out = System.out;
 
     /** The parts of a config a recalibration applies: it scores the recorded signals again and ranks them in bands. */
-    static final java.util.Set<String> APPLIED = java.util.Set.of("version", "weights", "bands", "size");
+    static final java.util.Set<String> APPLIED = java.util.Set.of("version", "weights", "bands", "size",
+            "text"); // text.notIssueKeys counts the stored candidates' issue keys again
 
     /**
      * A line naming the parts the candidate (its JSON, read already) sets that a recalibration cannot apply, or null when
@@ -69,7 +70,8 @@ final class RecalibrateCommand implements Callable<Integer> {
         }
         return "Note: a recalibration does not apply the candidate's " + String.join(", ", named)
                 + ": it scores each decision's recorded candidates and signals again under"
-                + " the candidate's weights, bands and size; which sessions were candidates, and their signals, stay as recorded.";
+                + " the candidate's weights, bands, size and text (its issue keys); which sessions were candidates, and their"
+                + " signals, stay as recorded.";
     }
 
     @Override

@@ -145,7 +145,7 @@ class RecalibrateCommandTest {
         assertThat(RecalibrateCommand.unapplied("{\"weights\": {\"anchor\": 4}, \"bands\": {}, \"version\": \"v\"}")).isNull();
         assertThat(RecalibrateCommand.unapplied("{\"limits\": {\"maxAgeDays\": 30}}"))
                 .startsWith("Note: a recalibration does not apply the candidate's limits:");
-        assertThat(RecalibrateCommand.unapplied("{\"text\": {}, \"weights\": {}, \"importedSessions\": {\"candidates\": false}}"))
-                .startsWith("Note: a recalibration does not apply the candidate's text, importedSessions:");
+        assertThat(RecalibrateCommand.unapplied("{\"text\": {}, \"weights\": {}, \"importedSessions\": {\"candidates\": false}, \"enabled\": false}"))
+                .startsWith("Note: a recalibration does not apply the candidate's importedSessions, enabled:");
     }
 }

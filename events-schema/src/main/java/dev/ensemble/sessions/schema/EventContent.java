@@ -33,10 +33,20 @@ public final class EventContent {
     private EventContent() {
     }
 
+    /** A thread's buffer and encoder, reused (the gateway's feed fingerprints every event of the log at its start). */
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    private static final class Scratch {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream(1024);
+        final BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
+    }
+
     /** The fingerprint of {@code e}'s content (everything but {@code recordedAt}). */
     public static long fingerprint(Event e) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(256);
-        BinaryEncoder enc = EncoderFactory.get().directBinaryEncoder(out, null);
+        Scratch scratch = SCRATCH.get();
+        ByteArrayOutputStream out = scratch.out;
+        out.reset();
+        BinaryEncoder enc = scratch.enc;
         try {
             enc.writeString(e.getEventId());
             enc.writeString(e.getAccount());
