@@ -276,12 +276,7 @@ final class UpCommand implements Callable<Integer> {
             cleanup.start();
 
             Tokens tokens = Tokens.load(data.tokens());
-            String token = Files.exists(data.token()) ? Files.readString(data.token()).strip() : null;
-            if (token == null || tokens.authenticate(token).filter(p -> p.account().equals(who)).isEmpty()) {
-                // none yet, or one another --account made: this start's person gets one of their own
-                token = tokens.issue(new Principal(who, "admin", who));
-                DataDir.writePrivate(data.token(), token + "\n");
-            }
+            String token = adminToken(tokens, data.token(), who);
             ChoiceService choice = new ChoiceService(new ChoiceService.Settings(bootstrap, data.state("choice"),
                     replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::info, LOG::warn),
                     Clock.systemUTC())).withClientProperties(streamsSettings).withMeters(meters).start();
@@ -429,6 +424,19 @@ final class UpCommand implements Callable<Integer> {
             }
             Thread.sleep(100);
         }
+    }
+
+    /**
+     * The person's admin token in {@code tokenFile}: the one there while it still authenticates as {@code who}'s, else a
+     * new one written there (none yet, or one another {@code --account} made: this start's person gets one of their own).
+     */
+    static String adminToken(Tokens tokens, java.nio.file.Path tokenFile, String who) throws java.io.IOException {
+        String token = Files.exists(tokenFile) ? Files.readString(tokenFile).strip() : null;
+        if (token == null || tokens.authenticate(token).filter(p -> p.account().equals(who)).isEmpty()) {
+            token = tokens.issue(new Principal(who, "admin", who));
+            DataDir.writePrivate(tokenFile, token + "\n");
+        }
+        return token;
     }
 
     /**

@@ -52,4 +52,17 @@ class ImportCommandTest {
         assertThat(longTask.code()).as(longTask.err()).isEqualTo(2);
         assertThat(longTask.err()).startsWith("TASK TITLE is 5000 characters; a task's title is at most 4096");
     }
+
+    /** up's admin token: kept while it is the person's, a new one when --account names another person. */
+    @Test
+    void upsAdminTokenIsThePersonsAndANewOneForAnotherAccount(@TempDir Path dir) throws Exception {
+        dev.ensemble.sessions.gateway.Tokens tokens = dev.ensemble.sessions.gateway.Tokens.inMemory();
+        Path file = dir.resolve("token");
+        String ana = UpCommand.adminToken(tokens, file, "ana");
+        assertThat(UpCommand.adminToken(tokens, file, "ana")).as("kept").isEqualTo(ana);
+        String bo = UpCommand.adminToken(tokens, file, "bo");
+        assertThat(bo).isNotEqualTo(ana);
+        assertThat(tokens.authenticate(bo)).hasValueSatisfying(p -> assertThat(p.account()).isEqualTo("bo"));
+        assertThat(Files.readString(file).strip()).isEqualTo(bo);
+    }
 }
