@@ -183,16 +183,21 @@ public final class ComputerAgent {
         }
         sink = new KafkaEventSink(bootstrapServers, dev.ensemble.sessions.schema.KafkaClients.merge(clientProperties,
                 Map.of("client.id", "computer-agent-" + config.computerId())));
-        if (meters != null) {
-            importMetrics = new ImportMetrics(meters, config.clock());
-            producerMetrics = sink.bindMetrics(meters, "computer-agent");
+        try {
+            if (meters != null) {
+                importMetrics = new ImportMetrics(meters, config.clock());
+                producerMetrics = sink.bindMetrics(meters, "computer-agent");
+            }
+            sink.accept(events.computerStatus(true, CAPABILITIES));
+            deletions = new DeletionExecutor(bootstrapServers, clientProperties, config, new AgentStoreDeleter(stores), sink);
+            deletions.start();
+            conversationDrops = new ConversationDropExecutor(bootstrapServers, clientProperties, config, assistantStore,
+                    new AgentStoreDeleter(stores), assistantLocks, ConversationDropExecutor.DEFAULT_TURN_WAIT, sink);
+            conversationDrops.start();
+        } catch (RuntimeException e) { // e.g. interrupted by a stop while starting: what it opened is closed, nothing left
+            abandonStart();
+            throw e;
         }
-        sink.accept(events.computerStatus(true, CAPABILITIES));
-        deletions = new DeletionExecutor(bootstrapServers, clientProperties, config, new AgentStoreDeleter(stores), sink);
-        deletions.start();
-        conversationDrops = new ConversationDropExecutor(bootstrapServers, clientProperties, config, assistantStore,
-                new AgentStoreDeleter(stores), assistantLocks, ConversationDropExecutor.DEFAULT_TURN_WAIT, sink);
-        conversationDrops.start();
         scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "computer-agent-import");
             t.setDaemon(true);
@@ -348,6 +353,28 @@ public final class ComputerAgent {
             scheduler = null;
             log.info("computer agent {} stopped", config.computerId());
         }
+    }
+
+    /** Closes what a {@link #start()} that failed before its scheduler opened (the producer, the executors). */
+    private void abandonStart() {
+        if (conversationDrops != null) {
+            conversationDrops.stop();
+            conversationDrops = null;
+        }
+        if (deletions != null) {
+            deletions.stop();
+            deletions = null;
+        }
+        if (producerMetrics != null) {
+            try {
+                producerMetrics.close();
+            } catch (Exception ignored) {
+                // it only unregisters meters
+            }
+            producerMetrics = null;
+        }
+        sink.close();
+        sink = null;
     }
 
     /** Whether {@link #start()} was called and {@link #stop()} not yet. */

@@ -45,6 +45,9 @@ final class CommandChecks {
      * {@link dev.ensemble.sessions.schema.Limits}): "OPTION 'VALUE' cannot be an account: PROBLEM".
      */
     static void requireAccount(CommandSpec spec, String option, String account) {
+        if (!account.isBlank() && !account.equals(account.strip())) { // '  bob  ' would be another account than 'bob'
+            throw new ParameterException(spec.commandLine(), option + " '" + account + "' cannot be an account: it begins or ends with a space");
+        }
         dev.ensemble.sessions.events.Event probe = dev.ensemble.sessions.events.Event.newBuilder().setEventId("account-check")
                 .setAccount(account).setSpace("local:check").setSource("computer:check")
                 .setOccurredAt(java.time.Instant.parse("2026-01-01T00:00:00Z")).setRecordedAt(java.time.Instant.parse("2026-01-01T00:00:00Z"))

@@ -279,17 +279,17 @@ final class UpCommand implements Callable<Integer> {
             String token = adminToken(tokens, data.token(), who);
             ChoiceService choice = new ChoiceService(new ChoiceService.Settings(bootstrap, data.state("choice"),
                     replicationFactor, "127.0.0.1", 0, ConfigWatcher.fromEnvironment(Clock.systemUTC(), LOG::info, LOG::warn),
-                    Clock.systemUTC())).withClientProperties(streamsSettings).withMeters(meters).start();
-            lifetime.started(choice);
-            Gateway gateway;
+                    Clock.systemUTC())).withClientProperties(streamsSettings).withMeters(meters);
+            lifetime.started(choice); // before its start: a start stopped half-way closes what it opened (its producer)
+            choice.start();
+            Gateway gateway = lifetime.started(new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
+                    replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).withClientProperties(streamsSettings)
+                    .withMetrics(meters, metricsToken)); // before its start: a start stopped half-way closes what it opened
             try {
-                gateway = new Gateway(new Gateway.Settings(bootstrap, "127.0.0.1", port, data.state("gateway"),
-                        replicationFactor, tokens, Clock.systemUTC(), choice.url(), choice.secret())).withClientProperties(streamsSettings)
-                        .withMetrics(meters, metricsToken).start();
+                gateway.start();
             } catch (RuntimeException e) {
                 throw bindFailure(e).<RuntimeException>map(b -> cannotListen(port, b)).orElse(e); // taken since the check
             }
-            lifetime.started(gateway);
             awaitServices(gateway::startState, choice::state, START_TIMEOUT, START_NOTE_EVERY, System.out);
             String url = "http://localhost:" + gateway.port();
             data.writeEndpoints(url, bootstrap, securityFile);

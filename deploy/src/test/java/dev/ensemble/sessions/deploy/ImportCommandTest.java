@@ -36,6 +36,9 @@ class ImportCommandTest {
         ChooseCommandTest.Run slash = ChooseCommandTest.cli("import", dir.toString(), "--account", "ana/bo", "--data-dir", data.toString());
         assertThat(slash.code()).as(slash.err()).isEqualTo(2);
         assertThat(slash.err()).startsWith("--account 'ana/bo' cannot be an account: must not contain '/'");
+        ChooseCommandTest.Run spaced = ChooseCommandTest.cli("import", dir.toString(), "--account", " bo ", "--data-dir", data.toString());
+        assertThat(spaced.code()).as(spaced.err()).isEqualTo(2);
+        assertThat(spaced.err()).startsWith("--account ' bo ' cannot be an account: it begins or ends with a space");
     }
 
     /** Empty arguments and an over-long task are usage errors, not a silent "no folder" or "the current folder". */

@@ -94,8 +94,8 @@ public final class EventContent {
             case ENUM -> enc.writeString(v.toString());
             case LONG -> enc.writeLong(v instanceof Instant i ? i.toEpochMilli() : ((Number) v).longValue());
             case INT -> enc.writeInt(((Number) v).intValue());
-            case DOUBLE -> enc.writeDouble(((Number) v).doubleValue());
-            case FLOAT -> enc.writeFloat(((Number) v).floatValue());
+            case DOUBLE -> enc.writeDouble(((Number) v).doubleValue() + 0.0); // -0.0 + 0.0 is 0.0: JSON's -0.0 and 0 are one number
+            case FLOAT -> enc.writeFloat(((Number) v).floatValue() + 0.0f);
             case BOOLEAN -> enc.writeBoolean((Boolean) v);
             case NULL -> enc.writeNull();
             case BYTES -> enc.writeBytes(((ByteBuffer) v).duplicate());

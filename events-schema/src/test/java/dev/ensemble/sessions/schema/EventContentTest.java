@@ -31,4 +31,16 @@ class EventContentTest {
         assertThat(EventContent.fingerprint(status("{}", null))).as("an empty map").isNotEqualTo(f);
         assertThat(EventContent.fingerprint(first)).as("again on the same thread (its buffer reused)").isEqualTo(f);
     }
+
+    @Test
+    void minusZeroAndZeroAreOneNumber() {
+        java.util.function.Function<String, Event> decision = score -> EventJson.parse("{\"eventId\":\"e-2\","
+                + "\"type\":\"SessionChoiceRecorded\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\","
+                + "\"source\":\"service:choice\",\"payload\":{\"runId\":\"r\",\"agent\":\"claude-code\",\"computerId\":\"c\","
+                + "\"decision\":\"NEW\",\"band\":\"NONE\",\"score\":" + score + ",\"reason\":\"x\","
+                + "\"configVersion\":\"v\",\"configHash\":\"h\",\"candidates\":[]}}", CLOCK);
+        assertThat(EventContent.fingerprint(decision.apply("-0.0"))).isEqualTo(EventContent.fingerprint(decision.apply("0")));
+        assertThat(EventContent.fingerprint(decision.apply("0.5"))).isEqualTo(EventContent.fingerprint(decision.apply("5e-1")));
+        assertThat(EventContent.fingerprint(decision.apply("0.5"))).isNotEqualTo(EventContent.fingerprint(decision.apply("0")));
+    }
 }
