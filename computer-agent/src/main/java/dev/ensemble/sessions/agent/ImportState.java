@@ -33,6 +33,8 @@ final class ImportState {
             .configure(SerializationFeature.INDENT_OUTPUT, false);
 
     public int version = VERSION;
+    /** The account the transcripts were imported for (null in a state written before it was recorded). */
+    public String account;
     /** By the transcript's absolute path. */
     public Map<String, FileState> files = new TreeMap<>();
 

@@ -191,6 +191,9 @@ public final class StoreImporter {
             log.warn("{}; importing without it", e.getMessage());
             return;
         }
+        if (other.account != null && !other.account.equals(config.account())) {
+            return; // another account's import: what it read is not in this account's sessions
+        }
         List<String> roots = stores.all().stream().map(e -> rootKey(e.getValue()) + File.separator).toList();
         other.files.forEach((key, theirs) -> {
             FileState mine = st.files.get(key);
@@ -210,6 +213,12 @@ public final class StoreImporter {
                 log.warn("{}; importing from scratch (the events keep their ids)", e.getMessage());
                 state = new ImportState();
             }
+            if (state.account != null && !state.account.equals(config.account())) {
+                log.info("the import state {} is account {}'s; importing every store again for account {}", config.stateFile(),
+                        state.account, config.account());
+                state = new ImportState();
+            }
+            state.account = config.account();
         }
         return state;
     }

@@ -55,6 +55,19 @@ class IncrementalImportTest {
         assertThat(file.path("session").path("sessionId").asText()).isEqualTo(A);
     }
 
+    /** The same computer's stores imported for another account (up --account bo on the same data folder): all of them again. */
+    @Test
+    void anotherAccountOnTheSameStateFileGetsEveryTranscriptAgain() {
+        Stores stores = Stores.withFixtures(tmp);
+        Imported first = stores.importAll(stores.importer());
+        StoreImporter bo = new StoreImporter(new ImportConfig("acct-bo", Stores.COMPUTER, stores.clock, stores.stateFile));
+        Imported forBo = stores.importAll(bo);
+        assertThat(forBo.events()).hasSameSizeAs(first.events()).allSatisfy(e -> assertThat(e.getAccount()).isEqualTo("acct-bo"));
+        assertThat(stores.importAll(bo).events()).as("then incremental again").isEmpty();
+        Imported back = stores.importAll(stores.importer());
+        assertThat(back.events()).as("and the first account's again when it comes back").hasSameSizeAs(first.events());
+    }
+
     @Test
     void reimportingFromScratchAfterLosingTheStateSendsTheSameEventIds() throws Exception {
         Stores stores = Stores.withFixtures(tmp);
