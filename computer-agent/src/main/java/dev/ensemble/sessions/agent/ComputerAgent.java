@@ -340,16 +340,7 @@ public final class ComputerAgent {
         } catch (RuntimeException e) {
             log.error("could not report computer {} offline", config.computerId(), e);
         } finally {
-            if (producerMetrics != null) {
-                try {
-                    producerMetrics.close();
-                } catch (Exception ignored) {
-                    // it only unregisters meters
-                }
-                producerMetrics = null;
-            }
-            sink.close();
-            sink = null;
+            closeSink();
             scheduler = null;
             log.info("computer agent {} stopped", config.computerId());
         }
@@ -365,6 +356,11 @@ public final class ComputerAgent {
             deletions.stop();
             deletions = null;
         }
+        closeSink();
+    }
+
+    /** Unbinds the producer's meters and closes the producer. */
+    private void closeSink() {
         if (producerMetrics != null) {
             try {
                 producerMetrics.close();
