@@ -47,7 +47,6 @@ final class ServiceLifetime {
     private final Thread starting = Thread.currentThread();
     /** The JVM's end if the start does not stop in time after a signal ({@link #STOP_WHILE_STARTING_WAIT}), or null. */
     private volatile Thread exitIfStuck;
-    private final Thread hook;
     private final String stoppingLine;
     private final String stoppedLine;
 
@@ -80,8 +79,7 @@ final class ServiceLifetime {
                 new Thread(() -> System.exit(128 + number), "ensemble-stop-now").start(); // a second signal
             }
         });
-        hook = new Thread(this::stop, "ensemble-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stop, "ensemble-shutdown"));
     }
 
     /**
@@ -135,18 +133,13 @@ final class ServiceLifetime {
         if (exit != null) {
             exit.interrupt(); // the start did stop: its parts stop here, however long that takes
         }
-        // the hook stays: a second signal (or the timer) that ends the JVM meanwhile has it wait for this stop to finish
         stop();
         return stopWhileStarting.get();
     }
 
-    /** After a failed start: stops what had started (no hook left to do it again). */
+    /** After a failed start: stops what had started, without the stopping lines (the command ends with its error). */
     void startFailed() {
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            return; // the JVM is ending already: its hook stops everything
-        }
+        stopping.set(true);
         closeAll();
     }
 
@@ -169,22 +162,21 @@ final class ServiceLifetime {
         if (stoppingWhileStarting()) {
             return stoppedWhileStarting();
         }
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            return exitCode; // the JVM is shutting down already: the hook stops everything
-        }
         stop();
         return exitCode;
     }
 
-    /** Prints the stopping line, closes the started parts newest first (one that fails is logged), prints the stopped line. */
+    /**
+     * Prints the stopping line, closes the started parts newest first (one that fails is logged), prints the stopped line.
+     * Called by the command's thread and by the shutdown hook, which stays installed: a second caller (the hook at the
+     * JVM's exit, or after a second signal) waits for the first one's close and finds nothing left.
+     */
     private void stop() {
         boolean first = stopping.compareAndSet(false, true);
         if (first) {
             System.out.println(stoppingLine);
         }
-        closeAll(); // a second caller (the hook, after a second signal) waits here for the first and finds nothing left
+        closeAll();
         if (first && stoppedLine != null) {
             System.out.println(stoppedLine);
         }
