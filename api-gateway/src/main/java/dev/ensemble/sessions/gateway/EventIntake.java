@@ -114,9 +114,7 @@ public final class EventIntake {
         }
         ArrayNode results = JsonNodeFactory.instance.arrayNode();
         List<OnceAppender.Item> appends = new ArrayList<>();
-        List<ObjectNode> pending = new ArrayList<>(); // the answer of each append, in the same order
-        List<String> pendingTypes = new ArrayList<>(); // and its event type
-        List<JsonNode> pendingItems = new ArrayList<>(); // and its JSON as posted
+        List<Pending> pending = new ArrayList<>(); // each append's answer, type and JSON, in the same order
         int accepted = 0, invalid = 0, forbidden = 0, tooLarge = 0, conflicts = 0;
         for (int i = 0; i < items.size(); i++) {
             JsonNode item = items.get(i);
@@ -175,9 +173,7 @@ public final class EventIntake {
                 continue;
             }
             appends.add(new OnceAppender.Item(e.getEventId(), bytes, dev.ensemble.sessions.schema.EventContent.fingerprint(e)));
-            pendingItems.add(item);
-            pending.add(r);
-            pendingTypes.add(type);
+            pending.add(new Pending(r, type, item));
             r.put("status", "accepted").put("type", dev.ensemble.sessions.schema.EventTypes.typeOf(e));
             if (!ignored.isEmpty()) {
                 ignored.stream().limit(MAX_IGNORED).forEach(r.putArray("ignored")::add);
@@ -188,25 +184,24 @@ public final class EventIntake {
         List<OnceAppender.Outcome> outcomes = appender.append(principal.account(), appends);
         for (int i = 0; i < outcomes.size(); i++) {
             OnceAppender.Outcome o = outcomes.get(i);
-            ObjectNode r = pending.get(i);
+            Pending p = pending.get(i);
+            ObjectNode r = p.answer();
             if (o.duplicate()) {
                 r.put("duplicate", true); // in the log already (or earlier in this batch): not appended again
-                count(ACCEPTED, pendingTypes.get(i), null);
+                count(ACCEPTED, p.type(), null);
             } else if (o.conflict()) { // its eventId names another event in the log: kept in the dead-letter topic
                 r.remove("ignored");
                 r.put("status", "rejected").put("error", "conflict").put("field", "eventId").put("reason", o.reason());
-                count(REFUSED, pendingTypes.get(i), "conflict");
-                dev.ensemble.sessions.streams.ServiceMeters.deadLettered(meters, pendingTypes.get(i), "gateway");
-                deadLetter(principal, pendingItems.get(i), o.reason());
+                deadLetter(principal, p.item(), o.reason(), "conflict");
                 accepted--;
                 conflicts++;
             } else if (!o.appended()) {
                 r.remove("ignored"); // said of an accepted event only
                 r.put("status", "rejected").put("error", "unavailable").put("reason", o.reason());
-                count(REFUSED, pendingTypes.get(i), "unavailable");
+                count(REFUSED, p.type(), "unavailable");
                 accepted--;
             } else {
-                count(ACCEPTED, pendingTypes.get(i), null);
+                count(ACCEPTED, p.type(), null);
             }
         }
         int rejected = items.size() - accepted;
@@ -227,10 +222,19 @@ public final class EventIntake {
         if (ex instanceof LimitExceededException l) r.put("limit", l.limit());
     }
 
+    /** One event taken for the append: its answer (filled in once appended), its type and its JSON as posted. */
+    private record Pending(ObjectNode answer, String type, JsonNode item) {
+    }
+
     /** Counts a refusal of an invalid or too large event and writes it to the dead-letter topic. */
     private void deadLetter(Principal principal, JsonNode item, String reason, InvalidEventException ex) {
+        deadLetter(principal, item, reason, ex instanceof LimitExceededException ? "too_large" : "invalid");
+    }
+
+    /** Counts a refusal ({@code error}: its code) and writes the event to the dead-letter topic. */
+    private void deadLetter(Principal principal, JsonNode item, String reason, String error) {
         String type = typeNamed(item);
-        count(REFUSED, type, ex instanceof LimitExceededException ? "too_large" : "invalid");
+        count(REFUSED, type, error);
         dev.ensemble.sessions.streams.ServiceMeters.deadLettered(meters, type, "gateway");
         deadLetter(principal, item, reason);
     }
