@@ -59,12 +59,18 @@ public final class ConfigLoader {
      * @throws InvalidConfigException with a reason a person can act on
      */
     public static SessionChoiceConfig merge(SessionChoiceConfig base, String overrideJson) throws InvalidConfigException {
-        JsonNode override;
+        return merge(base, parse(overrideJson));
+    }
+
+    private static JsonNode parse(String json) throws InvalidConfigException {
         try {
-            override = JSON.readTree(overrideJson);
+            return JSON.readTree(json);
         } catch (JsonProcessingException e) {
             throw new InvalidConfigException(notValidJson(e), e);
         }
+    }
+
+    private static SessionChoiceConfig merge(SessionChoiceConfig base, JsonNode override) throws InvalidConfigException {
         if (override == null || !override.isObject()) {
             throw new InvalidConfigException("the config must be a JSON object", null);
         }
@@ -114,14 +120,9 @@ public final class ConfigLoader {
         } catch (IOException e) {
             throw new InvalidConfigException(unreadable(file, e), e);
         }
-        SessionChoiceConfig cfg = merge(SessionChoiceConfig.defaults(), text);
-        JsonNode version;
-        try {
-            version = JSON.readTree(text).get("version");
-        } catch (JsonProcessingException e) {
-            throw new InvalidConfigException(notValidJson(e), e); // merge has read it already
-        }
-        return version == null ? cfg.withVersion(file.getFileName().toString()) : cfg;
+        JsonNode override = parse(text);
+        SessionChoiceConfig cfg = merge(SessionChoiceConfig.defaults(), override);
+        return override.has("version") ? cfg : cfg.withVersion(file.getFileName().toString());
     }
 
     /**
