@@ -187,19 +187,10 @@ class UpCommandTest {
     @Test
     @org.junit.jupiter.api.Timeout(value = 5, unit = java.util.concurrent.TimeUnit.MINUTES)
     void sigtermAfterReadyStopsEverythingAndExitsZero(@TempDir Path dir) throws Exception {
-        Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
         Path log = dir.resolve("up.log");
-        Process up = new ProcessBuilder(javaBin.toString(), "-Xmx1g", "-cp", System.getProperty("java.class.path"),
-                EnsembleSessions.class.getName(), "up", "--data-dir", dir.resolve("data").toString(), "--port", "0",
-                "--kafka-port", "0", "--no-import")
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process up = startUp(dir.resolve("data"), log, java.util.List.of("--no-import"));
         try {
-            long until = System.currentTimeMillis() + 240_000;
-            while (!Files.readString(log).contains("Press Ctrl-C to stop")) {
-                assertThat(up.isAlive()).as("up ended before it was ready:%n%s", Files.readString(log)).isTrue();
-                assertThat(System.currentTimeMillis()).as("up was not ready in time:%n%s", Files.readString(log)).isLessThan(until);
-                Thread.sleep(200);
-            }
+            awaitLine(up, log, "Press Ctrl-C to stop");
             assertThat(Files.readString(dir.resolve("data").resolve("computer-id")).strip())
                     .as("this computer's id, which choose asks in, also with --no-import").isNotBlank();
             up.destroy(); // SIGTERM
@@ -445,22 +436,32 @@ class UpCommandTest {
         void check() throws Exception;
     }
 
-    /** Runs {@code up} in a JVM of its own until ready, runs {@code whileRunning}, stops it (SIGTERM) and returns what it printed. */
-    private static String runUp(Path dir, Path data, String name, java.util.List<String> extra, WhileRunning whileRunning) throws Exception {
-        Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
-        Path log = dir.resolve(name + ".log");
-        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(javaBin.toString(), "-Xmx1g", "-cp",
+    /** Starts {@code up --data-dir data --port 0 --kafka-port 0 extra...} in a JVM of its own, its output to {@code log}. */
+    private static Process startUp(Path data, Path log, java.util.List<String> extra) throws IOException {
+        java.util.List<String> command = new java.util.ArrayList<>(java.util.List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g", "-cp",
                 System.getProperty("java.class.path"), EnsembleSessions.class.getName(), "up", "--data-dir", data.toString(),
                 "--port", "0", "--kafka-port", "0"));
         command.addAll(extra);
-        Process up = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /** Waits (up to 4 minutes) until {@code up}'s output holds {@code line}; fails when it ends before. */
+    private static void awaitLine(Process up, Path log, String line) throws Exception {
+        long until = System.currentTimeMillis() + 240_000;
+        while (!Files.readString(log).contains(line)) {
+            assertThat(up.isAlive()).as("up ended before '%s':%n%s", line, Files.readString(log)).isTrue();
+            assertThat(System.currentTimeMillis()).as("no '%s' in time:%n%s", line, Files.readString(log)).isLessThan(until);
+            Thread.sleep(50);
+        }
+    }
+
+    /** Runs {@code up} in a JVM of its own until ready, runs {@code whileRunning}, stops it (SIGTERM) and returns what it printed. */
+    private static String runUp(Path dir, Path data, String name, java.util.List<String> extra, WhileRunning whileRunning) throws Exception {
+        Path log = dir.resolve(name + ".log");
+        Process up = startUp(data, log, extra);
         try {
-            long until = System.currentTimeMillis() + 240_000;
-            while (!Files.readString(log).contains("Press Ctrl-C to stop")) {
-                assertThat(up.isAlive()).as("up ended before it was ready:%n%s", Files.readString(log)).isTrue();
-                assertThat(System.currentTimeMillis()).as("up was not ready in time:%n%s", Files.readString(log)).isLessThan(until);
-                Thread.sleep(200);
-            }
+            awaitLine(up, log, "Press Ctrl-C to stop");
             whileRunning.check();
             up.destroy(); // SIGTERM
             assertThat(up.waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).as("stopped in time").isTrue();
@@ -476,18 +477,10 @@ class UpCommandTest {
      */
     @Test
     void stoppedWhileStartingItStopsWhatStartedBeforeTheBrokerAndEndsWith143(@TempDir Path dir) throws Exception {
-        Path javaBin = Path.of(System.getProperty("java.home"), "bin", "java");
         Path log = dir.resolve("early.log");
-        Process up = new ProcessBuilder(javaBin.toString(), "-Xmx1g", "-cp", System.getProperty("java.class.path"),
-                EnsembleSessions.class.getName(), "up", "--data-dir", dir.resolve("data").toString(), "--port", "0",
-                "--kafka-port", "0", "--no-import").redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process up = startUp(dir.resolve("data"), log, java.util.List.of("--no-import"));
         try {
-            long until = System.currentTimeMillis() + 240_000;
-            while (!Files.readString(log).contains("projector g1 started")) {
-                assertThat(up.isAlive()).as("up ended before its projector started:%n%s", Files.readString(log)).isTrue();
-                assertThat(System.currentTimeMillis()).as("the projector did not start in time:%n%s", Files.readString(log)).isLessThan(until);
-                Thread.sleep(50);
-            }
+            awaitLine(up, log, "projector g1 started");
             up.destroy(); // SIGTERM
             while (up.isAlive() && !Files.readString(log).contains("stopping…")) {
                 Thread.sleep(20);
