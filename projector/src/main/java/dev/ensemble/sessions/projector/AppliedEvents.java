@@ -69,7 +69,7 @@ final class AppliedEvents {
     final class NewId {
         private final Event event;
         private final String runKey;
-        private final RunRecord run;
+        private RunRecord run;
 
         private NewId(Event event, String runKey, RunRecord run) {
             this.event = event;
@@ -87,16 +87,44 @@ final class AppliedEvents {
          * record in the same write (a new record when the run had none).
          */
         void record(java.util.function.Consumer<RunRecord> change) {
+            take(change);
+            store();
+        }
+
+        /**
+         * The first half of {@link #record}: an event not about a run has its eventId written at once; for an event about
+         * a run, the eventId is added and {@code change} (when not null) applied to the run's record in memory
+         * ({@link #run}), written by {@link #store} once the session chains have changed it too.
+         */
+        void take(java.util.function.Consumer<RunRecord> change) {
             if (runKey == null) {
                 byId.put(event.getEventId(), event.getOccurredAt().toEpochMilli());
                 return;
             }
-            RunRecord r = run != null ? run : new RunRecord();
-            r.eventIds().append(event.getEventId());
-            if (change != null) {
-                change.accept(r);
+            if (run == null) {
+                run = new RunRecord();
             }
-            byRun.put(runKey, r);
+            run.eventIds().append(event.getEventId());
+            if (change != null) {
+                change.accept(run);
+            }
+        }
+
+        /** The second half of {@link #record}: writes the run's record as taken and changed since (nothing for other events). */
+        void store() {
+            if (runKey != null) {
+                byRun.put(runKey, run);
+            }
+        }
+
+        /** The key of the run's record ({@code <account>/<runId>}), or null for an event not about a run. */
+        String runKey() {
+            return runKey;
+        }
+
+        /** The run's record as taken ({@link #take}), or null for an event not about a run. */
+        RunRecord run() {
+            return run;
         }
     }
 

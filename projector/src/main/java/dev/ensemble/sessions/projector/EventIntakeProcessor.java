@@ -57,29 +57,19 @@ import java.util.UUID;
  */
 final class EventIntakeProcessor implements Processor<String, Event, String, Object> {
     private final RetirementRules.Config config;
-    private final List<String> eventConsumers;
     private ProcessorContext<String, Object> context;
     private DeletionStores stores;
     private AppliedEvents applied;
     private DeletionWorkflow deletions;
 
     /**
-     * @param config         the retirement rules' numbers
-     * @param eventConsumers the processors every valid, new event of the log goes on to, in order (the session
-     *                       chains first; its own decisions go to the chains alone)
-     */
-    EventIntakeProcessor(RetirementRules.Config config, List<String> eventConsumers) {
-        this(config, eventConsumers, dev.ensemble.sessions.schema.Generation.FIRST);
-    }
-
-    /**
+     * @param config     the retirement rules' numbers
      * @param generation the projector's generation: the deletion workflow appends its decisions only while the newest
      *                   handover marker of the partition ({@link dev.ensemble.sessions.schema.Generations}; generation 1
      *                   before any) names it, kept in {@link StoreNames#SERVING_GENERATION}
      */
-    EventIntakeProcessor(RetirementRules.Config config, List<String> eventConsumers, dev.ensemble.sessions.schema.Generation generation) {
+    EventIntakeProcessor(RetirementRules.Config config, dev.ensemble.sessions.schema.Generation generation) {
         this.config = config;
-        this.eventConsumers = List.copyOf(eventConsumers);
         this.generation = generation;
     }
 
@@ -130,20 +120,24 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         ConversationProcessor.refuseForged(e, audits::get); // the assistant conversations' forged decisions and answers
         // taken: nothing above refused it; a run's facts change in the same write of its record
         if (p instanceof RunClaimed rc) {
-            newId.record(run -> foldClaim(e, rc, run));
+            newId.take(run -> foldClaim(e, rc, run));
         } else if (p instanceof EngineEvent ee) {
-            newId.record(run -> foldEngine(e, ee, run));
+            newId.take(run -> foldEngine(e, ee, run));
         } else {
-            newId.record();
+            newId.take(null);
         }
         if (p instanceof TaskChanged tc) {
             foldNewest(stores.taskStates, Keys.of(e.getAccount(), tc.getTaskId()), e);
         } else if (p instanceof ComputerStatus cs) {
             foldNewest(stores.computerStates, Keys.of(e.getAccount(), cs.getComputerId()), e);
         }
-        for (String next : eventConsumers) {
-            context.forward(record, next);
+        try {
+            // the chains change the run's record the intake holds, and it is written once, after them
+            context.forward(record.withValue(new TakenEvent(e, newId.runKey(), newId.run())), Projector.SESSION_CHAINS);
+        } finally {
+            newId.store(); // also when the chains failed on this event: its eventId stays applied, as it would be before them
         }
+        context.forward(record, Projector.CORPUS_STATS);
         if (ConversationProcessor.folds(p)) { // the assistant conversations get only the events they fold
             context.forward(record, Projector.ASSISTANT_CONVERSATIONS);
         }

@@ -178,7 +178,7 @@ public final class Projector implements AutoCloseable {
         Topology t = new Topology();
         t.addSource(SOURCE, Topics.EVENTS.keySerde().deserializer(), Topics.EVENTS.valueSerde().deserializer(),
                 Topics.EVENTS.name());
-        t.addProcessor(EVENT_INTAKE, () -> new EventIntakeProcessor(rules, List.of(SESSION_CHAINS, CORPUS_STATS), generation), SOURCE);
+        t.addProcessor(EVENT_INTAKE, () -> new EventIntakeProcessor(rules, generation), SOURCE);
         t.addProcessor(SESSION_CHAINS, SessionChainProcessor::new, EVENT_INTAKE);
         t.addProcessor(RETIREMENT, () -> new RetirementProcessor(rules), SESSION_CHAINS, EVENT_INTAKE);
         t.addProcessor(CORPUS_STATS, CorpusProcessor::new, EVENT_INTAKE);

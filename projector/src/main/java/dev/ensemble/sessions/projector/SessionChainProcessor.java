@@ -27,7 +27,7 @@ import java.util.List;
  * '/') never reaches it: the intake raises {@link dev.ensemble.sessions.schema.InvalidEventException} before any
  * state changes, and the processing exception handler sends it to the dead-letter topic.
  */
-final class SessionChainProcessor implements Processor<String, Event, String, SessionView>, ChainState {
+final class SessionChainProcessor implements Processor<String, Object, String, SessionView>, ChainState {
     private static final AvroSerde<Event> EVENTS = AvroSerde.of(Event.class);
 
     private ProcessorContext<String, SessionView> context;
@@ -41,6 +41,12 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     /** The run record read last in this event ({@link #runRecord}), and its key; none between events. */
     private String heldRunKey;
     private RunRecord heldRun;
+    /**
+     * The record of the event's run as the intake passed it on ({@link TakenEvent}), and its key: changed here, written by
+     * the intake once the chains are done with the event; none for an event not about a run.
+     */
+    private String takenRunKey;
+    private RunRecord takenRun;
     private final CatchUp catchUp = new CatchUp();
 
 
@@ -68,9 +74,22 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         });
     }
 
+    /**
+     * Applies a {@link TakenEvent} from the intake, or one of the deletion workflow's own decisions (an {@link Event}), to
+     * the chains.
+     */
     @Override
-    public void process(Record<String, Event> record) {
-        Event e = record.value();
+    public void process(Record<String, Object> record) {
+        Event e;
+        if (record.value() instanceof TakenEvent taken) {
+            e = taken.event();
+            takenRunKey = taken.runKey();
+            takenRun = taken.run();
+        } else {
+            e = (Event) record.value();
+            takenRunKey = null;
+            takenRun = null;
+        }
         if (e == null) {
             return; // a tombstone on the event log means nothing
         }
@@ -82,7 +101,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
             applied.add(e);
         }
         timestamp = record.timestamp();
-        heldRunKey = null; // the intake wrote the run's record since
+        heldRunKey = null; // held for this event only
         heldRun = null;
         catchUp.processed(timestamp);
         SessionChainRules.apply(e, this, this::forward);
@@ -114,10 +133,14 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     }
 
     /**
-     * The run's record under {@code key}, or null: read (decoded) once per event however many times the rules ask for the
-     * run's session and progress; every write goes through {@link #putRunRecord}, so what is held is what the store holds.
+     * The run's record under {@code key}, or null: the event's own run's as the intake passed it on ({@link TakenEvent});
+     * another run's read (decoded) once per event however many times the rules ask for its session and progress, and
+     * every write goes through {@link #putRunRecord}, so what is held is what the store holds.
      */
     private RunRecord runRecord(String key) {
+        if (key.equals(takenRunKey)) {
+            return takenRun;
+        }
         if (!key.equals(heldRunKey)) {
             heldRun = runs.get(key);
             heldRunKey = key;
@@ -125,7 +148,14 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
         return heldRun;
     }
 
+    /** Writes a run's record; the event's own run's record is written by the intake, after the chains ({@link TakenEvent}). */
     private void putRunRecord(String key, RunRecord r) {
+        if (key.equals(takenRunKey)) {
+            if (r != takenRun) {
+                throw new IllegalStateException("the record of run " + key + " the intake passed on was replaced, not changed");
+            }
+            return;
+        }
         runs.put(key, r);
         heldRunKey = key;
         heldRun = r;
@@ -156,7 +186,7 @@ final class SessionChainProcessor implements Processor<String, Event, String, Se
     @Override
     public void putRun(String account, RunRef ref, RunProgress progress) {
         String key = Keys.of(account, ref.getRunId());
-        RunRecord r = runRecord(key); // the intake wrote it with the claim's eventId
+        RunRecord r = runRecord(key); // the intake's, with the claim's eventId
         if (r == null) {
             r = new RunRecord();
         }
