@@ -28,7 +28,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * the current one and every version shipped in {@link SchemaHistory}, and reads it into the current class.
  * A deployment with a schema registry swaps this one class. The body is written and read with Avro's buffered binary
  * encoder and decoder over the bytes themselves (Avro's message classes go through a stream a byte at a time); the
- * bytes are the same.
+ * bytes are the same. Every record but {@link dev.ensemble.sessions.events.Event} is written by its generated custom
+ * encoder ({@code customEncode}, generated also for timestamp-millis fields: events-schema/src/main/avro-templates),
+ * two to three times faster than Avro's generic writer, with the same bytes; an event keeps the generic writer, whose
+ * error names the field that cannot be written (the gateway tells it to the event's sender).
  *
  * <p>Errors: bytes that are not single-object encoded, or whose fingerprint is of no known version, raise
  * {@link SerializationException} with the reason; Kafka Streams then sends the record to the dead-letter
@@ -60,11 +63,25 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         this.current = model.getSchema(type);
         this.header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN)
                 .put(MARKER_0).put(MARKER_1).putLong(SchemaHistory.fingerprint(current)).array();
-        this.writer = (DatumWriter<T>) model.createDatumWriter(current);
+        this.writer = (DatumWriter<T>) writerModel(type, model).createDatumWriter(current);
         withWriterSchema(current);
         for (Schema old : SchemaHistory.versionsOf(current.getFullName())) {
             withWriterSchema(old);
         }
+    }
+
+    /**
+     * The model {@code type} is written with: its own for an event (Avro's generic writer); for any other record one that
+     * uses the generated custom encoders (off by default in Avro: {@code org.apache.avro.specific.use_custom_coders}).
+     */
+    private static SpecificData writerModel(Class<?> type, SpecificData model) {
+        if (type == dev.ensemble.sessions.events.Event.class) {
+            return model;
+        }
+        SpecificData custom = new SpecificData(type.getClassLoader());
+        custom.addLogicalTypeConversion(new org.apache.avro.data.TimeConversions.TimestampMillisConversion());
+        custom.setCustomCoders(true);
+        return custom;
     }
 
     /** A serde for the generated class {@code type}. */
