@@ -17,6 +17,7 @@ import org.apache.kafka.common.serialization.Serializer;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Map;
@@ -79,7 +80,9 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
             return model;
         }
         SpecificData custom = new SpecificData(type.getClassLoader());
-        custom.addLogicalTypeConversion(new org.apache.avro.data.TimeConversions.TimestampMillisConversion());
+        for (org.apache.avro.Conversion<?> c : model.getConversions()) { // the class's own, for a record without custom coders
+            custom.addLogicalTypeConversion(c);
+        }
         custom.setCustomCoders(true);
         return custom;
     }
@@ -118,7 +121,7 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
             written = true;
             return out.toByteArray();
         } catch (IOException | RuntimeException e) {
-            throw new SerializationException("cannot encode " + type.getSimpleName() + ": " + e.getMessage(), e);
+            throw new SerializationException("cannot encode " + type.getSimpleName() + ": " + reason(value, e), e);
         } finally {
             if (!written) {
                 // the encoder's own buffer holds the failed write's bytes, and reusing it would flush them ahead of the next record
@@ -128,6 +131,21 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
                 BUFFER.remove();
             }
         }
+    }
+
+    /**
+     * Why {@code value} could not be written: Avro's generic writer's reason, which names the field (a custom encoder's
+     * exception does not: a NullPointerException of the JDK's), or {@code failure}'s own message.
+     */
+    private String reason(T value, Exception failure) {
+        if (writer instanceof org.apache.avro.specific.SpecificDatumWriter<T> w && w.getSpecificData().useCustomCoders()) {
+            try {
+                model.createDatumWriter(current).write(value, EncoderFactory.get().binaryEncoder(OutputStream.nullOutputStream(), null));
+            } catch (IOException | RuntimeException generic) {
+                return generic.getMessage();
+            }
+        }
+        return failure.getMessage();
     }
 
     /** Decodes single-object-encoded bytes; null stays null. */

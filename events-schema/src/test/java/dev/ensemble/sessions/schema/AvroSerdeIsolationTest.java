@@ -64,6 +64,19 @@ class AvroSerdeIsolationTest {
         assertThat(serde.encode(good)).isEqualTo(before);
     }
 
+    @Example
+    void aViewWrittenByItsCustomEncoderFailsWithTheFieldNamedAndLeavesNothingBehind() {
+        AvroSerde<dev.ensemble.sessions.views.DeletionState> serde = AvroSerde.of(dev.ensemble.sessions.views.DeletionState.class);
+        dev.ensemble.sessions.views.DeletionState good = dev.ensemble.sessions.views.DeletionState.newBuilder().setSessionId("job-1")
+                .setRequestIds(new ArrayList<>(List.of("r-1"))).setAcceptedAt(Instant.parse("2026-11-02T09:00:00Z")).build();
+        byte[] before = serde.encode(good);
+        dev.ensemble.sessions.views.DeletionState bad = dev.ensemble.sessions.views.DeletionState.newBuilder(good).build();
+        bad.setRequestIds(new ArrayList<>(java.util.Arrays.asList("r-1", null))); // a required string left null, after other bytes
+        assertThatThrownBy(() -> serde.encode(bad)).isInstanceOf(SerializationException.class).hasMessageContaining("requestIds");
+        assertThat(serde.encode(good)).isEqualTo(before);
+        assertThat(serde.decode(before)).isEqualTo(good);
+    }
+
     /** Encodes the events with a new serde on a thread that has never encoded anything. */
     private static List<byte[]> onFreshThread(List<Event> events) throws Exception {
         ExecutorService one = Executors.newSingleThreadExecutor();

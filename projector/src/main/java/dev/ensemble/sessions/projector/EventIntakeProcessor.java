@@ -131,12 +131,10 @@ final class EventIntakeProcessor implements Processor<String, Event, String, Obj
         } else if (p instanceof ComputerStatus cs) {
             foldNewest(stores.computerStates, Keys.of(e.getAccount(), cs.getComputerId()), e);
         }
-        try {
-            // the chains change the run's record the intake holds, and it is written once, after them
-            context.forward(record.withValue(new TakenEvent(e, newId.runKey(), newId.run())), Projector.SESSION_CHAINS);
-        } finally {
-            newId.store(); // also when the chains failed on this event: its eventId stays applied, as it would be before them
-        }
+        // the chains change the run's record the intake holds, and it is written once, after them (when they fail, the
+        // task's transaction is aborted and its stores restored, or the event is dead-lettered and never applied again)
+        context.forward(record.withValue(new TakenEvent(e, newId.runKey(), newId.run())), Projector.SESSION_CHAINS);
+        newId.store();
         context.forward(record, Projector.CORPUS_STATS);
         if (ConversationProcessor.folds(p)) { // the assistant conversations get only the events they fold
             context.forward(record, Projector.ASSISTANT_CONVERSATIONS);

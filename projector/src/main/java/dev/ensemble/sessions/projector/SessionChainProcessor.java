@@ -80,16 +80,25 @@ final class SessionChainProcessor implements Processor<String, Object, String, S
      */
     @Override
     public void process(Record<String, Object> record) {
-        Event e;
-        if (record.value() instanceof TakenEvent taken) {
-            e = taken.event();
-            takenRunKey = taken.runKey();
-            takenRun = taken.run();
-        } else {
-            e = (Event) record.value();
-            takenRunKey = null;
-            takenRun = null;
+        String outerKey = takenRunKey; // none, unless an event is applied while another one is (not done today)
+        RunRecord outerRun = takenRun;
+        try {
+            if (record.value() instanceof TakenEvent taken) {
+                takenRunKey = taken.runKey();
+                takenRun = taken.run();
+                apply(taken.event(), record.timestamp());
+            } else {
+                takenRunKey = null;
+                takenRun = null;
+                apply((Event) record.value(), record.timestamp());
+            }
+        } finally {
+            takenRunKey = outerKey;
+            takenRun = outerRun;
         }
+    }
+
+    private void apply(Event e, long recordTimestamp) {
         if (e == null) {
             return; // a tombstone on the event log means nothing
         }
@@ -100,7 +109,7 @@ final class SessionChainProcessor implements Processor<String, Object, String, S
         if (DeletionWorkflow.isDecision(e)) {
             applied.add(e);
         }
-        timestamp = record.timestamp();
+        timestamp = recordTimestamp;
         heldRunKey = null; // held for this event only
         heldRun = null;
         catchUp.processed(timestamp);
@@ -123,7 +132,7 @@ final class SessionChainProcessor implements Processor<String, Object, String, S
 
     @Override
     public SessionFill fill(String account, String sessionId) {
-        return sessions.fill(account, sessionId);
+        return sessions.fill(account, sessionId, runId -> runRecord(Keys.of(account, runId)));
     }
 
     @Override

@@ -63,6 +63,14 @@ final class SessionStore {
      * before its first engine event) gets them counted here from its runs, and its last active time from its view.
      */
     SessionFill fill(String account, String sessionId) {
+        return fill(account, sessionId, runId -> runs.get(Keys.of(account, runId)));
+    }
+
+    /**
+     * {@link #fill(String, String)} with each run's record as {@code runOf} (by run id) gives it: the session chains pass
+     * the record of the event's own run as the intake handed it to them ({@link TakenEvent}), not as the store holds it.
+     */
+    SessionFill fill(String account, String sessionId, java.util.function.Function<String, RunRecord> runOf) {
         String key = Keys.of(account, sessionId);
         SessionFill f = fills.get(key);
         if (f != null && f.isCounted()) {
@@ -74,19 +82,14 @@ final class SessionStore {
         }
         List<RunProgress> progress = new ArrayList<>(v.getRuns().size());
         for (RunView r : v.getRuns()) {
-            progress.add(progress(account, r));
+            RunRecord record = runOf.apply(r.getRunId());
+            RunProgress p = record == null ? null : record.progress();
+            progress.add(p != null ? p : RunProgress.of(r)); // a run from before runs had a progress: the view's own
         }
         if (f == null) {
             return SessionFill.of(v, progress);
         }
         return f.counted(progress).touched(v.getLastActiveAt(), 0);
-    }
-
-    /** The progress of {@code run} of a session's stored view: its record's, or the view's own for a run from before. */
-    RunProgress progress(String account, RunView run) {
-        RunRecord r = runs.get(Keys.of(account, run.getRunId()));
-        RunProgress p = r == null ? null : r.progress();
-        return p != null ? p : RunProgress.of(run);
     }
 
     /** Stores the session's fill (the view's record is not touched). */
