@@ -29,10 +29,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * the current one and every version shipped in {@link SchemaHistory}, and reads it into the current class.
  * A deployment with a schema registry swaps this one class. The body is written and read with Avro's buffered binary
  * encoder and decoder over the bytes themselves (Avro's message classes go through a stream a byte at a time); the
- * bytes are the same. Every record but {@link dev.ensemble.sessions.events.Event} is written by its generated custom
- * encoder ({@code customEncode}, generated also for timestamp-millis fields: events-schema/src/main/avro-templates),
- * two to three times faster than Avro's generic writer, with the same bytes; an event keeps the generic writer, whose
- * error names the field that cannot be written (the gateway tells it to the event's sender).
+ * bytes are the same. Every record is written by its generated custom encoder ({@code customEncode}, generated also for
+ * timestamp-millis fields: events-schema/src/main/avro-templates), two to three times faster than Avro's generic writer,
+ * with the same bytes; an {@link dev.ensemble.sessions.events.Event}, whose union of payloads has none, by the generic
+ * writer up to its payload and the payload's own encoder from there. A value that cannot be written is refused with the
+ * generic writer's reason, which names the field (the gateway tells it to the event's sender).
  *
  * <p>Errors: bytes that are not single-object encoded, or whose fingerprint is of no known version, raise
  * {@link SerializationException} with the reason; Kafka Streams then sends the record to the dead-letter
@@ -72,13 +73,10 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
     }
 
     /**
-     * The model {@code type} is written with: its own for an event (Avro's generic writer); for any other record one that
-     * uses the generated custom encoders (off by default in Avro: {@code org.apache.avro.specific.use_custom_coders}).
+     * The model {@code type} is written with: its own conversions, and the generated custom encoders on (off by default in
+     * Avro: {@code org.apache.avro.specific.use_custom_coders}).
      */
     private static SpecificData writerModel(Class<?> type, SpecificData model) {
-        if (type == dev.ensemble.sessions.events.Event.class) {
-            return model;
-        }
         SpecificData custom = new SpecificData(type.getClassLoader());
         for (org.apache.avro.Conversion<?> c : model.getConversions()) { // the class's own, for a record without custom coders
             custom.addLogicalTypeConversion(c);
