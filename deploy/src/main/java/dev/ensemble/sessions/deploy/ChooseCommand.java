@@ -36,8 +36,8 @@ import java.util.concurrent.Callable;
  * {@code computer-id}) to {@code POST /api/session-choice} with the data folder's token, once per agent: the one
  * {@code --agent} names, else every agent with sessions on this computer ({@code GET /api/agent/sessions}); each
  * decision is recorded as any. It prints the best answer: a continue with the highest score, else the new session with
- * the best candidate, as the decision, band, score, reason and the command that resumes the chosen session in its
- * folder, or that a new session should start; {@code --json} prints that answer's decision record as the API gave it.
+ * the best candidate (and, when several agents were asked, each agent's reason: {@link #best}), as the decision, band,
+ * score, reason and the command that resumes the chosen session in its folder, or that a new session should start; {@code --json} prints that answer's decision record as the API gave it.
  * Exit code 0 for either decision; 1 with one line when no system runs on the data folder.
  */
 @Command(name = "choose", mixinStandardHelpOptions = true,
@@ -100,15 +100,39 @@ final class ChooseCommand implements Callable<Integer> {
             return 0;
         }
         String dir = folder == null ? null : folder.toAbsolutePath().normalize().toString();
-        JsonNode best = null;
+        List<JsonNode> answers = new ArrayList<>();
         for (String a : agents) {
-            JsonNode answer = decide(api, account, computer, a, task, dir);
+            answers.add(decide(api, account, computer, a, task, dir));
+        }
+        print(out, best(answers));
+        return 0;
+    }
+
+    /**
+     * The best of the answers ({@link #better}); a new session when several agents were asked carries each agent's own
+     * answer in {@code byAgent} (agent, band, score, reason, in the order asked), since each reason speaks of that agent's
+     * sessions only.
+     */
+    static JsonNode best(List<JsonNode> answers) {
+        JsonNode best = null;
+        for (JsonNode answer : answers) {
             if (best == null || better(answer, best)) {
                 best = answer;
             }
         }
-        print(out, best);
-        return 0;
+        if (answers.size() < 2 || "CONTINUE".equals(best.path("decision").asText())) {
+            return best;
+        }
+        ObjectNode all = best.deepCopy();
+        com.fasterxml.jackson.databind.node.ArrayNode each = all.putArray("byAgent");
+        for (JsonNode answer : answers) {
+            ObjectNode one = each.addObject();
+            one.set("agent", answer.path("agent"));
+            one.set("band", answer.path("band"));
+            one.set("score", answer.path("score").isMissingNode() ? com.fasterxml.jackson.databind.node.NullNode.getInstance() : answer.path("score"));
+            one.set("reason", answer.path("reason"));
+        }
+        return all;
     }
 
     private void print(PrintWriter out, JsonNode answer) throws IOException {
@@ -136,7 +160,18 @@ final class ChooseCommand implements Callable<Integer> {
         if ("CONTINUE".equals(decision) && a.hasNonNull("agent")) {
             b.append(", agent ").append(a.path("agent").asText());
         }
-        b.append(nl).append(a.path("reason").asText()).append(nl);
+        b.append(nl);
+        if (a.path("byAgent").isArray()) { // a new session after asking for several agents: each one's reason
+            for (JsonNode one : a.path("byAgent")) {
+                b.append(one.path("agent").asText()).append(" (band ").append(one.path("band").asText());
+                if (one.hasNonNull("score")) {
+                    b.append(", score ").append(String.format(java.util.Locale.ROOT, "%.2f", one.path("score").asDouble()));
+                }
+                b.append("): ").append(one.path("reason").asText()).append(nl);
+            }
+        } else {
+            b.append(a.path("reason").asText()).append(nl);
+        }
         JsonNode resume = a.path("resume");
         if ("CONTINUE".equals(decision) && resume.isObject()) {
             if (resume.hasNonNull("command")) {

@@ -339,6 +339,26 @@ class ChooseCommandTest {
         assertThat(ChooseCommand.better(unsure, fresh)).isTrue();
     }
 
+    @Test
+    void aNewSessionAfterAskingForSeveralAgentsGivesEachAgentsReason() throws Exception {
+        String nl = System.lineSeparator();
+        JsonNode codex = DataDir.JSON.readTree("{\"decision\":\"NEW\",\"band\":\"UNSURE\",\"score\":4.2,\"agent\":\"codex\","
+                + "\"reason\":\"Started a new session: the best session shares only a folder\",\"resume\":null}");
+        JsonNode claude = DataDir.JSON.readTree("{\"decision\":\"NEW\",\"band\":\"NONE\",\"score\":null,\"agent\":\"claude-code\","
+                + "\"reason\":\"Started a new session: of 3 sessions: 3 inactive for more than limits.maxAgeDays (30 days)\",\"resume\":null}");
+        JsonNode best = ChooseCommand.best(List.of(claude, codex));
+        assertThat(best.path("agent").asText()).isEqualTo("codex");
+        assertThat(best.path("byAgent")).hasSize(2);
+        assertThat(ChooseCommand.text(best)).isEqualTo("NEW  band UNSURE, score 4.20" + nl
+                + "claude-code (band NONE): Started a new session: of 3 sessions: 3 inactive for more than limits.maxAgeDays (30 days)" + nl
+                + "codex (band UNSURE, score 4.20): Started a new session: the best session shares only a folder" + nl
+                + "Start a new session." + nl);
+        // one agent asked, or a continue: the answer as it is
+        assertThat(ChooseCommand.best(List.of(codex))).isSameAs(codex);
+        JsonNode go = DataDir.JSON.readTree("{\"decision\":\"CONTINUE\",\"band\":\"CONFIDENT\",\"score\":8,\"agent\":\"codex\",\"reason\":\"r\"}");
+        assertThat(ChooseCommand.best(List.of(claude, go))).isSameAs(go);
+    }
+
     static void copy(Path from, Path to) throws IOException {
         try (Stream<Path> files = Files.walk(from)) {
             for (Path f : files.filter(Files::isRegularFile).toList()) {
