@@ -37,6 +37,13 @@ final class SessionChainProcessor implements Processor<String, Object, String, S
     private KeyValueStore<String, ParkedEvents> parked;
     private KeyValueStore<String, String> taskSessions;
     private KeyValueStore<String, Long> pending;
+    /**
+     * The sessions marked in {@link #pending}, each with the time of its newest change (ms): a session changed again
+     * before its view is published keeps its one mark in the store, written by its first change, and only its time here
+     * moves on (a view published after a crash carries the time of the first change since the last publication).
+     * Loaded from the store when the task starts (or starts again after an aborted transaction, its store restored).
+     */
+    private final java.util.Map<String, Long> marked = new java.util.HashMap<>();
     private long timestamp;
     /** The run record read last in this event ({@link #runRecord}), and its key; none between events. */
     private String heldRunKey;
@@ -59,12 +66,21 @@ final class SessionChainProcessor implements Processor<String, Object, String, S
         this.parked = context.getStateStore(StoreNames.PARKED_RUNS);
         this.taskSessions = context.getStateStore(StoreNames.TASK_SESSIONS);
         this.pending = context.getStateStore(StoreNames.PENDING_VIEWS);
+        marked.clear();
+        try (org.apache.kafka.streams.state.KeyValueIterator<String, Long> it = pending.all()) {
+            while (it.hasNext()) {
+                org.apache.kafka.streams.KeyValue<String, Long> kv = it.next();
+                marked.put(kv.key, kv.value);
+            }
+        }
         context.schedule(Projector.VIEW_EMIT_INTERVAL, org.apache.kafka.streams.processor.PunctuationType.WALL_CLOCK_TIME, now -> emitPending());
     }
 
     /** Forwards the newest view of every session changed since the last call (its record time: the last change's). */
     private void emitPending() {
-        catchUp.publish(context.currentSystemTimeMs(), pending, (key, time) -> {
+        catchUp.publish(context.currentSystemTimeMs(), pending, (key, stored) -> {
+            Long newest = marked.remove(key);
+            long time = newest != null ? newest : stored;
             SessionView s = sessions.get(key);
             if (s != null) {
                 // the retirement rules get the whole chain; the topic gets it bounded
@@ -117,7 +133,14 @@ final class SessionChainProcessor implements Processor<String, Object, String, S
     }
 
     private void forward(SessionView s) {
-        pending.put(Keys.of(s.getAccount(), s.getSessionId()), timestamp);
+        mark(Keys.of(s.getAccount(), s.getSessionId()));
+    }
+
+    /** Marks the session under {@code key} as changed at this event's time ({@link #marked}). */
+    private void mark(String key) {
+        if (marked.put(key, timestamp) == null) {
+            pending.put(key, timestamp); // in the same transaction as the change: published after a crash too
+        }
     }
 
     @Override
@@ -138,7 +161,7 @@ final class SessionChainProcessor implements Processor<String, Object, String, S
     @Override
     public void putFill(String account, String sessionId, SessionFill fill) {
         sessions.putFill(account, sessionId, fill);
-        pending.put(Keys.of(account, sessionId), timestamp);
+        mark(Keys.of(account, sessionId));
     }
 
     /**

@@ -89,6 +89,73 @@ class ViewEmissionTest {
     }
 
     @Test
+    void aSessionChangedAgainBeforeItsPublicationKeepsOneMarkAndIsPublishedWithItsNewestChangesTime() {
+        try (ChainFixture f = new ChainFixture()) {
+            java.time.Instant first = java.time.Instant.now().minusSeconds(5);
+            var c = claimed("job-1", null, "Rank the results", 0);
+            f.events.pipeInput(c.getAccount(), c, first);
+            org.apache.kafka.streams.state.KeyValueStore<String, Long> pending = f.driver.getKeyValueStore(StoreNames.PENDING_VIEWS);
+            assertThat(pending.get("acct-ana/job-1")).isEqualTo(first.toEpochMilli());
+            for (int i = 1; i <= 3; i++) {
+                var e = engine("job-1", "agent-a", 10_000L * i, 200_000L, i);
+                f.events.pipeInput(e.getAccount(), e, first.plusMillis(i));
+            }
+            assertThat(pending.get("acct-ana/job-1")).as("the store's one mark, written by the first change").isEqualTo(first.toEpochMilli());
+            f.driver.advanceWallClockTime(Projector.VIEW_EMIT_INTERVAL);
+            var out = f.views.readRecordsToList();
+            assertThat(out).hasSize(1);
+            assertThat(out.get(0).timestamp()).as("the view's time: its newest change's").isEqualTo(first.plusMillis(3).toEpochMilli());
+            assertThat(out.get(0).value().getContextUsed()).isEqualTo(30_000L);
+            assertThat(pending.get("acct-ana/job-1")).isNull();
+
+            var again = engine("job-1", "agent-a", 40_000L, 200_000L, 4);
+            f.events.pipeInput(again.getAccount(), again, first.plusMillis(10));
+            assertThat(pending.get("acct-ana/job-1")).as("published, so a change marks it in the store again")
+                    .isEqualTo(first.plusMillis(10).toEpochMilli());
+        }
+    }
+
+    /**
+     * A task started again (after a crash or an aborted transaction, its stores restored) finds the marks of its store:
+     * a session marked before is published, and a change of it before then does not mark it a second time.
+     */
+    @Test
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    void aTaskStartedAgainPublishesTheMarksItsStoreHolds() {
+        var context = new org.apache.kafka.streams.processor.api.MockProcessorContext<String, SessionView>();
+        for (Projector.StoreSpec spec : Projector.STORES) {
+            if (spec.processors().contains(Projector.SESSION_CHAINS)) {
+                org.apache.kafka.streams.state.KeyValueStore store = (org.apache.kafka.streams.state.KeyValueStore) org.apache.kafka.streams.state.Stores.keyValueStoreBuilder(
+                        org.apache.kafka.streams.state.Stores.inMemoryKeyValueStore(spec.name()),
+                        org.apache.kafka.common.serialization.Serdes.String(), (org.apache.kafka.common.serialization.Serde) spec.serde())
+                        .withLoggingDisabled().build();
+                store.init(context.getStateStoreContext(), store);
+                context.addStateStore(store);
+            }
+        }
+        long t0 = java.time.Instant.now().toEpochMilli();
+        SessionChainProcessor before = new SessionChainProcessor();
+        before.init(context);
+        var c = claimed("job-1", null, "Rank the results", 0);
+        before.process(new org.apache.kafka.streams.processor.api.Record<>(c.getAccount(), c, t0));
+        var pending = (org.apache.kafka.streams.state.KeyValueStore<String, Long>) context.getStateStore(StoreNames.PENDING_VIEWS);
+        assertThat(pending.get("acct-ana/job-1")).isEqualTo(t0);
+
+        SessionChainProcessor after = new SessionChainProcessor(); // the task started again over the same stores
+        after.init(context);
+        var e = engine("job-1", "agent-a", 30_000L, 200_000L, 1);
+        after.process(new org.apache.kafka.streams.processor.api.Record<>(e.getAccount(), e, t0 + 5));
+        assertThat(pending.get("acct-ana/job-1")).as("marked already: not written again").isEqualTo(t0);
+        context.setCurrentSystemTimeMs(t0 + 100);
+        context.scheduledPunctuators().get(context.scheduledPunctuators().size() - 1).getPunctuator().punctuate(t0 + 100);
+        var out = context.forwarded().stream().filter(f -> f.childName().orElse("").equals(Projector.SESSIONS_VIEW_SINK)).toList();
+        assertThat(out).hasSize(1);
+        assertThat(out.get(0).record().timestamp()).isEqualTo(t0 + 5);
+        assertThat(out.get(0).record().value().getContextUsed()).isEqualTo(30_000L);
+        assertThat(pending.get("acct-ana/job-1")).isNull();
+    }
+
+    @Test
     void thePendingMarksAreAChangeloggedStoreSoACommittedChangeIsPublishedAfterACrash() {
         var store = Projector.buildTopology().describe().subtopologies().stream()
                 .flatMap(s -> s.nodes().stream())
