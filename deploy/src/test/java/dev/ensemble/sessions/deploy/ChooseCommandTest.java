@@ -141,8 +141,10 @@ class ChooseCommandTest {
 
             Run unrelated = choose(UNRELATED, "--data-dir", dataDir);
             assertThat(unrelated.code()).as(unrelated.err()).isZero();
-            assertThat(unrelated.out()).startsWith("NEW  band ").contains(nl + "Started a new session: ")
-                    .endsWith(nl + "Start a new session." + nl);
+            // every agent with sessions here was asked: each one's band and reason on a line of its own
+            assertThat(unrelated.out()).startsWith("NEW  band ").contains(nl + "claude-code (band ").contains(nl + "codex (band ")
+                    .contains("): Started a new session: ").endsWith(nl + "Start a new session." + nl);
+            assertThat(json(choose(UNRELATED, "--data-dir", dataDir, "--json")).path("byAgent").size()).isGreaterThan(1);
             assertThat(json(choose(UNRELATED, "--data-dir", dataDir, "--agent", "claude-code", "--json")).path("decision").asText())
                     .isEqualTo("NEW");
 
