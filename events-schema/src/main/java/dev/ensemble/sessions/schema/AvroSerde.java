@@ -85,6 +85,11 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         return custom;
     }
 
+    /** Whether this serde writes with the generated custom encoders (for tests). */
+    boolean writesWithCustomCoders() {
+        return writer instanceof org.apache.avro.specific.SpecificDatumWriter<T> w && w.getSpecificData().useCustomCoders();
+    }
+
     /** A serde for the generated class {@code type}. */
     public static <T extends SpecificRecord> AvroSerde<T> of(Class<T> type) {
         return new AvroSerde<>(type);
@@ -136,12 +141,10 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
      * exception does not: a NullPointerException of the JDK's), or {@code failure}'s own message.
      */
     private String reason(T value, Exception failure) {
-        if (writer instanceof org.apache.avro.specific.SpecificDatumWriter<T> w && w.getSpecificData().useCustomCoders()) {
-            try {
-                model.createDatumWriter(current).write(value, EncoderFactory.get().binaryEncoder(OutputStream.nullOutputStream(), null));
-            } catch (IOException | RuntimeException generic) {
-                return generic.getMessage();
-            }
+        try {
+            model.createDatumWriter(current).write(value, EncoderFactory.get().binaryEncoder(OutputStream.nullOutputStream(), null));
+        } catch (IOException | RuntimeException generic) {
+            return generic.getMessage();
         }
         return failure.getMessage();
     }

@@ -46,6 +46,7 @@ class CustomCodersTest {
                 .as("%s has a generated custom encoder", type.getSimpleName()).isEqualTo(type != Event.class);
         @SuppressWarnings({"unchecked", "rawtypes"})
         AvroSerde<SpecificRecord> serde = (AvroSerde) AvroSerde.of(type);
+        assertThat(serde.writesWithCustomCoders()).as("the serde of %s uses them", type.getSimpleName()).isTrue();
         Schema schema = SpecificData.get().getSchema(type);
         SpecificDatumReader<SpecificRecord> reader = new SpecificDatumReader<>(schema, schema, SpecificData.getForClass(type));
         int n = 0;

@@ -77,22 +77,14 @@ final class AppliedEvents {
             this.run = run;
         }
 
-        /** Records the eventId as applied. */
+        /** Records the eventId as applied ({@link #take} and {@link #store} at once). */
         void record() {
-            record(null);
-        }
-
-        /**
-         * Records the eventId as applied; for an event about a run, {@code change} (when not null) changes the run's
-         * record in the same write (a new record when the run had none).
-         */
-        void record(java.util.function.Consumer<RunRecord> change) {
-            take(change);
+            take(null);
             store();
         }
 
         /**
-         * The first half of {@link #record}: an event not about a run has its eventId written at once; for an event about
+         * The first half of recording it: an event not about a run has its eventId written at once; for an event about
          * a run, the eventId is added and {@code change} (when not null) applied to the run's record in memory
          * ({@link #run}), written by {@link #store} once the session chains have changed it too.
          */
@@ -110,7 +102,7 @@ final class AppliedEvents {
             }
         }
 
-        /** The second half of {@link #record}: writes the run's record as taken and changed since (nothing for other events). */
+        /** The second half: writes the run's record as taken and changed since (nothing for other events). */
         void store() {
             if (runKey != null) {
                 byRun.put(runKey, run);

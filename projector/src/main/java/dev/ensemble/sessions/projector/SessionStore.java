@@ -60,15 +60,9 @@ final class SessionStore {
 
     /**
      * The session's fill, or null when there is no such session. A session written before fills counted its runs (or
-     * before its first engine event) gets them counted here from its runs, and its last active time from its view.
-     */
-    SessionFill fill(String account, String sessionId) {
-        return fill(account, sessionId, runId -> runs.get(Keys.of(account, runId)));
-    }
-
-    /**
-     * {@link #fill(String, String)} with each run's record as {@code runOf} (by run id) gives it: the session chains pass
-     * the record of the event's own run as the intake handed it to them ({@link TakenEvent}), not as the store holds it.
+     * before its first engine event) gets them counted here from its runs' records as {@code runOf} (by run id) gives
+     * them (the session chains pass the event's own run's as the intake handed it to them, {@link TakenEvent}), and its
+     * last active time from its view.
      */
     SessionFill fill(String account, String sessionId, java.util.function.Function<String, RunRecord> runOf) {
         String key = Keys.of(account, sessionId);
