@@ -356,7 +356,7 @@ public final class StoreImporter {
                     readers.shutdownNow();
                 }
             }
-            forgetVanished(agentStores);
+            forgetVanished(agentStores, idleBefore);
             if (dirty) {
                 sink.flush();
                 st.save(config.stateFile());
@@ -726,9 +726,12 @@ public final class StoreImporter {
         /**
          * Drops the state of transcripts under the imported folders that are gone; a session imported from one
          * (its store folder still there and readable) gets one engine event saying its transcript is gone: the
-         * agent can no longer resume it (guide section 1, "A session that no longer exists").
+         * agent can no longer resume it (guide section 1, "A session that no longer exists"). A transcript not found
+         * whose store was not looked at (a store folder missing or unreadable now, or another home's store in a
+         * shared data folder) keeps its state, but its open run is closed by the 30-minute rule as of its last line
+         * once the file as last seen is 30 minutes old: nothing else would ever close it.
          */
-        private void forgetVanished(AgentStores agentStores) {
+        private void forgetVanished(AgentStores agentStores, long idleBefore) {
             Set<String> present = new HashSet<>();
             found.forEach(c -> present.add(c.key()));
             List<String> roots = new ArrayList<>();
@@ -744,9 +747,14 @@ public final class StoreImporter {
                 }
                 // not found: gone when its store was looked at whole, or when it is a changed file of this import;
                 // either way, when its store is there
-                (scope != null && inScope(k) ? roots : looked).stream().filter(r -> k.startsWith(r + File.separator))
+                boolean gone = (scope != null && inScope(k) ? roots : looked).stream().filter(r -> k.startsWith(r + File.separator))
                         .findFirst().filter(root -> !unreadableRoots.contains(root) && Files.isDirectory(Path.of(root)))
-                        .ifPresent(root -> vanished.add(k));
+                        .isPresent();
+                if (gone) {
+                    vanished.add(k);
+                } else if (scope == null || !roots.stream().anyMatch(r -> k.startsWith(r + File.separator))) {
+                    closeIdleUnseen(k, idleBefore);
+                }
             }
             for (String k : vanished) {
                 FileState fs = st.files.remove(k);
@@ -760,11 +768,7 @@ public final class StoreImporter {
                 }
                 if (ss.turn != null && !ss.turn.closed) {
                     // the open turn can go on nowhere: it is done as of the transcript's last line
-                    int hash = k.lastIndexOf('#');
-                    Path file = Path.of(hash < 0 ? k : k.substring(0, hash));
-                    Candidate c = new Candidate(file, file.getParent(), fs.agent, false, fs.size, fs.mtime, Format.LINES,
-                            hash < 0 ? StoreImporter.stem(file) : k.substring(hash + 1), null, null, null);
-                    SessionParser parser = parser(c, fs);
+                    SessionParser parser = parser(asLastSeen(k, fs), fs);
                     parser.finish(true);
                     send(parser);
                 }
@@ -776,6 +780,32 @@ public final class StoreImporter {
                 sent++;
                 gone++;
             }
+        }
+
+        /** The transcript of state key {@code k} as it was last seen, for a parser to finish its open turn. */
+        private Candidate asLastSeen(String k, FileState fs) {
+            int hash = k.lastIndexOf('#');
+            Path file = Path.of(hash < 0 ? k : k.substring(0, hash));
+            return new Candidate(file, file.getParent(), fs.agent, false, fs.size, fs.mtime, Format.LINES,
+                    hash < 0 ? StoreImporter.stem(file) : k.substring(hash + 1), null, null, null);
+        }
+
+        /**
+         * The 30-minute rule for a transcript this import did not see (its store not looked at): its open run is
+         * closed as of its last line when the file as last seen was modified before {@code idleBefore}.
+         */
+        private void closeIdleUnseen(String k, long idleBefore) {
+            FileState fs = st.files.get(k);
+            if (fs.session.turn == null || fs.session.turn.closed || fs.mtime >= idleBefore || !fs.session.recognized
+                    || fs.session.subAgent) {
+                return;
+            }
+            FileState copy = MAPPER.convertValue(fs, FileState.class);
+            SessionParser parser = parser(asLastSeen(k, copy), copy);
+            parser.finish(true);
+            idleClosed += send(parser, false);
+            st.files.put(k, copy);
+            dirty = true;
         }
 
         /** Whether the transcript of state key {@code k} is a changed file of this import, or under a changed (gone) folder. */

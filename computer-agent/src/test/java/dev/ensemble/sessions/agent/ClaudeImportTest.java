@@ -273,6 +273,63 @@ class ClaudeImportTest {
     }
 
     @Test
+    void anOpenRunOfAStoreNoLongerLookedAtIsClosedByThe30MinuteRuleAndItsTranscriptIsNotTakenForGone() throws Exception {
+        stores.importAll(stores.importer());
+
+        // the same data folder (import state) used under another home: the first home's stores are not looked at
+        Path otherHome = Files.createDirectories(tmp.resolve("other-home"));
+        StoreImporter elsewhere = stores.importer();
+        stores.clock.advance(Duration.ofMinutes(28)); // 29 minutes since F's last write
+        Stores.ListSink sink = new Stores.ListSink();
+        elsewhere.importStores(AgentStores.underHome(otherHome), sink);
+        assertThat(sink.events).isEmpty();
+
+        stores.clock.advance(Duration.ofMinutes(2)); // 31 minutes: the open run can only be closed by the rule
+        Imported later = importElsewhere(elsewhere, otherHome);
+        RunStatusChanged done = later.done("claude-code:" + F + ":f-p3");
+        assertThat(done.getReportSummary()).isEqualTo("API Error: overloaded");
+        assertThat(later.eventOf(done).getEventId())
+                .isEqualTo(UUID.nameUUIDFromBytes(("claude-code/" + F + "/f-p3/done").getBytes(StandardCharsets.UTF_8)).toString());
+        // closes only (a run's last figures may come with its close): no run claimed, nothing counted as imported
+        assertThat(later.summary().idleClosed())
+                .isEqualTo(later.events().stream().filter(e -> e.getPayload() instanceof RunStatusChanged).count());
+        assertThat(later.claims()).isEmpty();
+        assertThat(later.summary().sessions()).isZero();
+        assertThat(later.events()).extracting(e -> e.getPayload() instanceof RunStatusChanged r ? r.getRunId() : null)
+                .contains("claude-code:" + F + ":f-p3").doesNotHaveDuplicates();
+        // nothing is said to be gone: that store was not looked at
+        assertThat(later.summary().gone()).isZero();
+
+        // once closed, never again; back home, nothing changed: nothing new, the transcripts still known
+        assertThat(importElsewhere(elsewhere, otherHome).events()).isEmpty();
+        Imported home = stores.importAll(stores.importer());
+        assertThat(home.events()).isEmpty();
+        assertThat(home.summary().gone()).isZero();
+    }
+
+    private Imported importElsewhere(StoreImporter importer, Path home) {
+        Stores.ListSink sink = new Stores.ListSink();
+        ImportSummary summary = importer.importStores(AgentStores.underHome(home), sink);
+        return new Imported(summary, sink.events);
+    }
+
+    @Test
+    void anOpenRunWhoseStoreFolderIsGoneIsClosedByThe30MinuteRule() throws Exception {
+        StoreImporter importer = stores.importer();
+        stores.importAll(importer);
+        Path moved = tmp.resolve("projects-moved");
+        Files.move(stores.claude, moved); // the store folder is gone (an unmounted disk, a renamed folder)
+
+        stores.clock.advance(Duration.ofMinutes(30));
+        Imported later = stores.importAll(importer);
+        assertThat(later.done("claude-code:" + F + ":f-p3").getReportSummary()).isEqualTo("API Error: overloaded");
+        assertThat(later.summary().gone()).isZero();
+
+        Files.move(moved, stores.claude); // back: the run stays done, nothing is read again
+        assertThat(stores.importAll(importer).events()).isEmpty();
+    }
+
+    @Test
     void aMalformedLineIsCountedAndSkippedAndTheImportGoesOn() {
         Imported got = importOnce();
         Path file = stores.claudeFile("-home-ana-notes", G + ".jsonl");
