@@ -741,6 +741,7 @@ public final class StoreImporter {
                 looked.retainAll(wholeRoots);
             }
             List<String> vanished = new ArrayList<>();
+            List<String> unseen = new ArrayList<>();
             for (String k : st.files.keySet()) {
                 if (present.contains(k)) {
                     continue;
@@ -752,9 +753,12 @@ public final class StoreImporter {
                         .isPresent();
                 if (gone) {
                     vanished.add(k);
-                } else if (scope == null || !roots.stream().anyMatch(r -> k.startsWith(r + File.separator))) {
-                    closeIdleUnseen(k, idleBefore);
+                } else if (scope == null || roots.stream().noneMatch(r -> k.startsWith(r + File.separator))) {
+                    unseen.add(k);
                 }
+            }
+            for (String k : unseen) {
+                closeIdleUnseen(k, idleBefore);
             }
             for (String k : vanished) {
                 FileState fs = st.files.remove(k);
@@ -784,21 +788,40 @@ public final class StoreImporter {
 
         /** The transcript of state key {@code k} as it was last seen, for a parser to finish its open turn. */
         private Candidate asLastSeen(String k, FileState fs) {
-            int hash = k.lastIndexOf('#');
-            Path file = Path.of(hash < 0 ? k : k.substring(0, hash));
-            return new Candidate(file, file.getParent(), fs.agent, false, fs.size, fs.mtime, Format.LINES,
-                    hash < 0 ? StoreImporter.stem(file) : k.substring(hash + 1), null, null, null);
+            Path file = fileOf(k, fs);
+            String id = file.toString().length() < k.length() ? k.substring(file.toString().length() + 1) : StoreImporter.stem(file);
+            return new Candidate(file, file.getParent(), fs.agent, false, fs.size, fs.mtime, Format.LINES, id, null, null, null);
+        }
+
+        /** The file of state key {@code k}: the key itself, or for an OpenCode database's session ({@code <db>#<id>}) the database. */
+        private static Path fileOf(String k, FileState fs) {
+            int hash = OpenCodeParser.AGENT.equals(fs.agent) ? k.lastIndexOf('#') : -1;
+            return Path.of(hash < 0 ? k : k.substring(0, hash));
         }
 
         /**
-         * The 30-minute rule for a transcript this import did not see (its store not looked at): its open run is
-         * closed as of its last line when the file as last seen was modified before {@code idleBefore}.
+         * The 30-minute rule for a transcript this import did not see (its store not looked at): its open run is closed
+         * as of its last line when the file as last seen was modified before {@code idleBefore} and it has not changed
+         * since (an OpenCode database: not written since {@code idleBefore}), or when it is not there (or cannot be
+         * looked at) any more. A file that changed is left for an import that reads it.
          */
         private void closeIdleUnseen(String k, long idleBefore) {
             FileState fs = st.files.get(k);
             if (fs.session.turn == null || fs.session.turn.closed || fs.mtime >= idleBefore || !fs.session.recognized
                     || fs.session.subAgent) {
                 return;
+            }
+            try {
+                java.nio.file.attribute.BasicFileAttributes now = Files.readAttributes(fileOf(k, fs),
+                        java.nio.file.attribute.BasicFileAttributes.class);
+                long mtime = now.lastModifiedTime().toMillis();
+                boolean unchanged = OpenCodeParser.AGENT.equals(fs.agent) ? mtime < idleBefore
+                        : now.size() == fs.size && mtime == fs.mtime;
+                if (!unchanged) {
+                    return;
+                }
+            } catch (IOException | RuntimeException e) {
+                // not there, or not to be looked at: nothing will write to it that this import could read
             }
             FileState copy = MAPPER.convertValue(fs, FileState.class);
             SessionParser parser = parser(asLastSeen(k, copy), copy);

@@ -295,7 +295,8 @@ class ClaudeImportTest {
                 .isEqualTo(later.events().stream().filter(e -> e.getPayload() instanceof RunStatusChanged).count());
         assertThat(later.claims()).isEmpty();
         assertThat(later.summary().sessions()).isZero();
-        assertThat(later.events()).extracting(e -> e.getPayload() instanceof RunStatusChanged r ? r.getRunId() : null)
+        assertThat(later.events().stream().filter(e -> e.getPayload() instanceof RunStatusChanged)
+                .map(e -> ((RunStatusChanged) e.getPayload()).getRunId()).toList())
                 .contains("claude-code:" + F + ":f-p3").doesNotHaveDuplicates();
         // nothing is said to be gone: that store was not looked at
         assertThat(later.summary().gone()).isZero();
@@ -305,6 +306,27 @@ class ClaudeImportTest {
         Imported home = stores.importAll(stores.importer());
         assertThat(home.events()).isEmpty();
         assertThat(home.summary().gone()).isZero();
+    }
+
+    @Test
+    void anOpenRunOfAStoreNotLookedAtWhoseTranscriptChangedSinceIsLeftForTheImportThatReadsIt() throws Exception {
+        stores.importAll(stores.importer());
+        Path otherHome = Files.createDirectories(tmp.resolve("other-home"));
+        StoreImporter elsewhere = stores.importer();
+
+        // the agent goes on writing in the first home while the other one is imported
+        Path f = stores.claudeFile("-srv-big", F + ".jsonl");
+        Files.writeString(f, "{\"type\":\"system\",\"sessionId\":\"" + F + "\",\"timestamp\":\"" + stores.clock.instant().plus(Duration.ofMinutes(2))
+                + "\"}\n", StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+        Files.setLastModifiedTime(f, java.nio.file.attribute.FileTime.from(stores.clock.instant().plus(Duration.ofMinutes(2))));
+        stores.clock.advance(Duration.ofMinutes(33)); // 34 minutes since the file as last seen, 31 since it changed
+
+        Imported later = importElsewhere(elsewhere, otherHome);
+        assertThat(later.statuses("claude-code:" + F + ":f-p3")).isEmpty();
+
+        // read where it is looked at: the open run is still open, and closed there by the rule (its file idle since)
+        Imported home = stores.importAll(stores.importer());
+        assertThat(home.done("claude-code:" + F + ":f-p3").getReportSummary()).isEqualTo("API Error: overloaded");
     }
 
     private Imported importElsewhere(StoreImporter importer, Path home) {
