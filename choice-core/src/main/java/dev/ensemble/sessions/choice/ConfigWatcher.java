@@ -31,6 +31,7 @@ public final class ConfigWatcher {
     private Instant lastCheck;
     private FileTime seenMtime;
     private long seenSize = -1;
+    private boolean looked;
     private boolean seenExists;
     private boolean seenFolder;
     private SessionChoiceConfig current = SessionChoiceConfig.defaults();
@@ -100,7 +101,11 @@ public final class ConfigWatcher {
                 unreadable = e.toString();
             }
         }
-        if (exists == seenExists && folder == seenFolder && Objects.equals(mtime, seenMtime) && size == seenSize && unreadable == null) return;
+        if (looked && exists == seenExists && folder == seenFolder && Objects.equals(mtime, seenMtime) && size == seenSize
+                && unreadable == null) {
+            return;
+        }
+        looked = true; // the first look always reports: a file named but absent from the start is said too
         seenExists = exists;
         seenFolder = folder;
         seenMtime = mtime;

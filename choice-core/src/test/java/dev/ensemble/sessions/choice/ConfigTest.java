@@ -171,6 +171,20 @@ class ConfigTest {
     }
 
     @Test
+    void aFileNamedButAbsentFromTheStartIsSaidOnce(@TempDir Path dir) {
+        MutableClock clock = new MutableClock();
+        List<String> loaded = new ArrayList<>();
+        List<String> refused = new ArrayList<>();
+        ConfigWatcher w = new ConfigWatcher(dir.resolve("typo.json"), clock, Duration.ofSeconds(30), loaded::add, refused::add);
+        assertThat(w.current()).isEqualTo(SessionChoiceConfig.defaults());
+        assertThat(refused).singleElement().asString().contains("typo.json is absent: the defaults apply");
+        clock.now = clock.now.plusSeconds(30);
+        w.current();
+        assertThat(refused).as("not said again while nothing changes").hasSize(1);
+        assertThat(loaded).isEmpty();
+    }
+
+    @Test
     void noFileMeansDefaults() {
         ConfigWatcher w = new ConfigWatcher(null, Clock.systemUTC(), Duration.ofSeconds(30), s -> { });
         assertThat(w.current()).isSameAs(SessionChoiceConfig.defaults());
