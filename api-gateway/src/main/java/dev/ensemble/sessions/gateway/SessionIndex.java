@@ -320,6 +320,8 @@ final class SessionIndex implements Closeable {
                 text = query.q() == null ? null : textQuery(query.q());
             } catch (IndexSearcher.TooManyClauses e) {
                 throw tooManyClauses();
+            } catch (IllegalArgumentException e) {
+                throw wordTooLong(e);
             }
             BooleanQuery.Builder b = new BooleanQuery.Builder();
             b.add(text == null ? new MatchAllDocsQuery() : text, BooleanClause.Occur.MUST);
@@ -337,13 +339,19 @@ final class SessionIndex implements Closeable {
                         query.limit() + 1, sort, text != null);
             } catch (IndexSearcher.TooManyClauses e) {
                 throw tooManyClauses();
+            } catch (IllegalArgumentException e) {
+                throw wordTooLong(e);
             }
             int n = Math.min(top.scoreDocs.length, query.limit());
             ScoreDoc[] page = java.util.Arrays.copyOf(top.scoreDocs, n);
             String[] snippet = new String[n];
             String[] snippetField = new String[n];
             if (text != null && n > 0) {
-                snippets(searcher, text, page, snippet, snippetField);
+                try {
+                    snippets(searcher, text, page, snippet, snippetField);
+                } catch (IllegalArgumentException e) {
+                    throw wordTooLong(e);
+                }
             }
             List<Hit> hits = new ArrayList<>(n);
             List<org.apache.lucene.index.LeafReaderContext> leaves = searcher.getIndexReader().leaves();
@@ -400,6 +408,18 @@ final class SessionIndex implements Closeable {
         }
     }
 
+    /**
+     * A word searched by its start (one that ends in {@code *}) too long for Lucene's prefix automaton (about 1,000
+     * characters): a 400 naming {@code q}; any other failure is the gateway's own and goes on as it is.
+     */
+    private static RuntimeException wordTooLong(IllegalArgumentException e) {
+        if (e.getMessage() == null || !e.getMessage().contains("automaton")) {
+            return e;
+        }
+        return ApiError.badRequest("q has a word too long to search by its start (about 1,000 characters at most); "
+                + "shorten the word or drop its '*'").with("field", "q");
+    }
+
     private static ApiError tooManyClauses() {
         return ApiError.badRequest("q has too many words or alternatives for one search (at most "
                 + IndexSearcher.getMaxClauseCount() + " clauses over its fields); shorten it").with("field", "q");
@@ -421,7 +441,8 @@ final class SessionIndex implements Closeable {
         SimpleQueryParser parser = new SimpleQueryParser(ANALYZER, WEIGHTS, -1 & ~SimpleQueryParser.FUZZY_OPERATOR & ~SimpleQueryParser.NEAR_OPERATOR);
         parser.setDefaultOperator(BooleanClause.Occur.MUST);
         Query parsed = parser.parse(q);
-        if (q.matches("[^\\s\"*|+\\-~()\\\\][^\\s\"*|+~()\\\\]*")) { // one word, a '-' only inside it
+        // one word, a '-' only inside it, no longer than an id can be: also an id by its start
+        if (q.length() <= dev.ensemble.sessions.schema.Limits.MAX_ID_CHARS && q.matches("[^\\s\"*|+\\-~()\\\\][^\\s\"*|+~()\\\\]*")) {
             return new BooleanQuery.Builder().add(parsed, BooleanClause.Occur.SHOULD)
                     .add(new PrefixQuery(new Term("ids", q)), BooleanClause.Occur.SHOULD).build();
         }

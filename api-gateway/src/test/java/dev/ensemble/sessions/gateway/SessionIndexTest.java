@@ -129,6 +129,23 @@ class SessionIndexTest {
         assertThat(ids(page("ranking~", 10, null))).as("the word itself still matches, stemmed").containsExactlyInAnyOrder("s1", "s2");
     }
 
+    /**
+     * A word longer than any id is not also looked up as an id's start (Lucene's prefix automaton refuses about 1,000
+     * characters: it was a 500); a long word searched by its start ({@code word*}) is a 400 naming q.
+     */
+    @Test
+    void aVeryLongWordIsSearchedAsTextAndALongPrefixIsA400NamingQ() throws Exception {
+        put(view("ana", "s1", 1, "Build the ranking API"));
+        String word = "x".repeat(1_001);
+        assertThat(ids(page(word, 10, null))).isEmpty();
+        assertThat(ids(page("ranking " + word.substring(0, 300), 10, null))).isEmpty();
+        assertThatThrownBy(() -> page(word + "*", 10, null)).isInstanceOf(ApiError.class)
+                .satisfies(e -> assertThat(((ApiError) e).status()).isEqualTo(400))
+                .satisfies(e -> assertThat(((ApiError) e).details().get("field")).isEqualTo("q"))
+                .hasMessageContaining("too long to search by its start");
+        assertThat(ids(page("rank*", 10, null))).as("a short prefix still works").containsExactly("s1");
+    }
+
     /** A search is ordered by relevance, not by last activity: the session that says the word most comes first. */
     @Test
     void aSearchIsOrderedByRelevanceTheListByLastActivity() throws Exception {

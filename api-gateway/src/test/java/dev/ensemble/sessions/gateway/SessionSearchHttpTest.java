@@ -169,9 +169,10 @@ class SessionSearchHttpTest {
         assertThat(ids(list(q("filter") + "&deleted=false", GUS))).containsExactlyInAnyOrder("f1", "f2");
         assertThat(ids(list(q("filter") + "&deleted=true", GUS))).isEmpty();
         assertThat(ids(list("agent=codex&computer=desk&taskId=task-f2", GUS))).as("without q, newest first").containsExactly("f2");
+        assertThat(list("q=" + "x".repeat(1_001), GUS).get("sessions")).as("a word longer than any id: searched as text").isEmpty();
 
         for (String[] bad : new String[][]{{"status=sleeping", "status"}, {"deleted=maybe", "deleted"}, {"cursor=nope", "cursor"},
-                {"computer=a&deviceId=b", "deviceId"}}) {
+                {"computer=a&deviceId=b", "deviceId"}, {"q=" + "x".repeat(1_001) + "*", "q"}}) {
             HttpResponse<String> r = get("/api/agent/sessions?" + bad[0], GUS);
             assertThat(r.statusCode()).as(bad[0]).isEqualTo(400);
             JsonNode body = JSON.readTree(r.body());
