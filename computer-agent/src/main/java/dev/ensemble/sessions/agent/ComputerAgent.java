@@ -78,6 +78,8 @@ public final class ComputerAgent {
     private final java.util.Set<Path> changedFiles = new java.util.HashSet<>();
     private boolean changeImportQueued;
     private volatile ImportSummary lastSummary;
+    /** The unreadable files said so far (guarded by itself: the poll and the watch both import). */
+    private final UnreadableFiles unreadable = new UnreadableFiles();
     private volatile RuntimeException lastError;
     private io.micrometer.core.instrument.MeterRegistry meters;
     private ImportMetrics importMetrics;
@@ -294,7 +296,12 @@ public final class ComputerAgent {
             if (m != null) {
                 m.imported(started, summary, whole);
             }
-            if (summary.events() > 0 || summary.filesRead() > 0) {
+            UnreadableFiles.Said said;
+            synchronized (unreadable) {
+                said = unreadable.look(summary, whole);
+            }
+            said.lines().forEach(line -> log.warn("{}", line));
+            if ((summary.events() > 0 || summary.filesRead() > 0) && said.summary()) {
                 if (summaryShownElsewhere) {
                     log.debug("{}", summary);
                 } else {
