@@ -774,7 +774,7 @@ public final class StoreImporter {
                     // the open turn can go on nowhere: it is done as of the transcript's last line
                     SessionParser parser = parser(asLastSeen(k, fs), fs);
                     parser.finish(true);
-                    send(parser);
+                    send(parser, false); // a close, not an import: the summary says the session is gone
                 }
                 // one id per disappearance (the file as last seen): a transcript restored and deleted again is gone again
                 Event e = events.event(fs.agent + "/" + sessionId + "/transcript/gone/" + fs.size + "-" + fs.mtime, config.clock().instant(),

@@ -205,6 +205,22 @@ class AgentDetailsTest {
     }
 
     @Test
+    void aTranscriptGoneWithItsTurnOpenHasItsRunClosedAndTheSummarySaysOnlyThatItIsGone() throws IOException {
+        Stores stores = Stores.empty(tmp);
+        Path file = stores.claude.resolve("-a/S.jsonl");
+        write(file, claudeUser("u1", 1, "/a", "first prompt"));
+        StoreImporter importer = stores.importer();
+        stores.importStores(importer);
+
+        Files.delete(file);
+        Imported got = stores.importStores(importer);
+        assertThat(got.done("claude-code:S")).isNotNull();
+        assertThat(got.summary().gone()).isEqualTo(1);
+        assertThat(got.summary().sessions()).isZero();
+        assertThat(got.summary().toString()).isEqualTo("1 session whose transcript is gone from disk marked gone");
+    }
+
+    @Test
     void aTranscriptGoneFromDiskIsReportedOnceAsGoneAndNothingElseIsSent() throws IOException {
         Stores stores = Stores.empty(tmp);
         Path file = stores.claude.resolve("-a/S.jsonl");
