@@ -142,7 +142,7 @@ public final class EventIntake {
             }
             String type = dev.ensemble.sessions.schema.EventTypes.typeOf(e);
             if (!e.getAccount().equals(principal.account())) {
-                r.put("status", "rejected").put("error", "forbidden").put("reason", "forbidden: this token may post events only for account '"
+                r.put("status", "rejected").put("error", "forbidden").put("field", "account").put("reason", "forbidden: this token may post events only for account '"
                         + principal.account() + "', not '" + e.getAccount() + "'");
                 count(REFUSED, type, "forbidden");
                 forbidden++;

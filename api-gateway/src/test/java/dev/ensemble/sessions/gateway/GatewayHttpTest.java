@@ -142,6 +142,7 @@ class GatewayHttpTest {
         HttpResponse<String> r = post("/api/events", BO, event);
         assertThat(r.statusCode()).isEqualTo(403);
         assertThat(JSON.readTree(r.body()).get("results").get(0).get("reason").asText()).contains("only for account 'acct-bo'");
+        assertThat(JSON.readTree(r.body()).get("results").get(0).get("field").asText()).isEqualTo("account");
     }
 
     @Test
