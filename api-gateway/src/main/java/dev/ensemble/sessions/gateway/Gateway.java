@@ -510,7 +510,7 @@ public final class Gateway implements AutoCloseable {
         if (forwarded(ctx, me)) {
             return;
         }
-        EventIntake.Result r = intake.post(me, eventsBody(body(ctx)));
+        EventIntake.Result r = intake.post(me, eventsBody(body(ctx), jsonLinesType(ctx.header("Content-Type"))));
         ctx.status(r.status()).json(r.body());
     }
 
@@ -659,6 +659,15 @@ public final class Gateway implements AutoCloseable {
     private static final java.util.Set<String> JSON_TYPES = java.util.Set.of("application/json", "application/x-ndjson",
             "application/ndjson", "application/jsonl", "application/x-jsonl", "application/jsonlines", "application/x-jsonlines",
             "text/json", "text/plain");
+    /** The media types of {@link #JSON_TYPES} that say the body is JSON Lines (one JSON value a line). */
+    private static final java.util.Set<String> JSON_LINES_TYPES = java.util.Set.of("application/x-ndjson", "application/ndjson",
+            "application/jsonl", "application/x-jsonl", "application/jsonlines", "application/x-jsonlines");
+
+    /** Whether {@code contentType} (a request's {@code Content-Type}, parameters and all; may be null) names JSON Lines. */
+    static boolean jsonLinesType(String contentType) {
+        return contentType != null
+                && JSON_LINES_TYPES.contains(contentType.split(";")[0].trim().toLowerCase(java.util.Locale.ROOT));
+    }
 
     /**
      * A 415 for a body that says it is not JSON ({@code Content-Type}, e.g. curl's default
@@ -729,11 +738,13 @@ public final class Gateway implements AutoCloseable {
      * The body of {@code POST /api/events}: one JSON value (an event, an array of events, {@code {"events": [...]}}), or
      * several one after another, as JSON Lines (one event a line, as {@code events-example.jsonl} is), taken as an array
      * of them. Anything that is not JSON values (trailing text included) is a 400 naming where, except in JSON Lines: a
-     * body of which some line is a whole JSON object on its own is read line by line, and a line that is not JSON (or
-     * repeats a field) is an {@link UnreadableLine} there, refused on its own ({@link EventIntake#post}) without costing
-     * the other lines. A field given twice in one object is not JSON taken here (the later would silently win).
+     * body sent as JSON Lines ({@code declaredLines}: its Content-Type says so, e.g. {@code application/x-ndjson}), or
+     * one whose first line or every line is a whole JSON object on its own, is read line by line, and a line that is not
+     * JSON (any text at all, or an object that repeats a field) is an {@link UnreadableLine} there, refused on its own
+     * ({@link EventIntake#post}) without costing the other lines. A field given twice in one object is not JSON taken
+     * here (the later would silently win).
      */
-    static JsonNode eventsBody(String text) {
+    static JsonNode eventsBody(String text, boolean declaredLines) {
         if (text.strip().startsWith("[")) { // an array is one value: its reader would give its elements and drop what follows
             return oneJsonValue(text);
         }
@@ -741,7 +752,7 @@ public final class Gateway implements AutoCloseable {
         try {
             values = JSON_VALUES.<JsonNode>readValues(text).readAll();
         } catch (IOException e) {
-            JsonNode lines = jsonLines(text);
+            JsonNode lines = jsonLines(text, declaredLines);
             if (lines == null) {
                 throw ApiError.badJson(e);
             }
@@ -792,33 +803,45 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * {@code text} read as JSON Lines, each non-blank line a value or an {@link UnreadableLine}; null when it is not JSON
-     * Lines of events: a line that does not start with an object's brace (a pretty-printed event's inner lines, anything
-     * else), or no line a JSON object on its own. Then the body is one broken JSON value, and its error is the answer.
+     * {@code text} read as JSON Lines: every non-blank line parsed on its own, a value or an {@link UnreadableLine}
+     * (whatever it holds: plain text, a broken object, {@code null}). Null when the body is not JSON Lines of events, and
+     * so one broken JSON value whose error is the answer: when it is not {@code declared} JSON Lines, and neither is its
+     * first non-blank line a whole JSON object on its own, nor every non-blank line one that starts with an object's brace
+     * with at least one of them whole (a pretty-printed event or {@code {"events": [...]}} starts with a line that is not
+     * a whole value, and has inner lines that do not start with a brace).
      */
-    private static JsonNode jsonLines(String text) {
+    private static JsonNode jsonLines(String text, boolean declared) {
         ArrayNode all = EventJson.mapper().createArrayNode();
-        boolean objectLine = false;
+        boolean objectLine = false; // some line is a whole object
+        boolean bracesOnly = true; // every line starts with an object's brace
+        Boolean firstWhole = null; // whether the first non-blank line is a whole object
         String[] lines = text.split("\r?\n", -1);
         for (int i = 0; i < lines.length; i++) {
             String line = lines[i];
             if (line.isBlank()) {
                 continue;
             }
-            if (!line.strip().startsWith("{")) {
-                return null;
-            }
+            bracesOnly &= line.strip().startsWith("{");
+            boolean whole;
             try {
                 JsonNode v = ONE_JSON_VALUE.readTree(line);
-                objectLine |= v != null && v.isObject();
+                whole = v != null && v.isObject();
                 all.add(v);
             } catch (IOException e) {
+                whole = false;
                 String why = e instanceof com.fasterxml.jackson.core.JsonProcessingException j
                         ? dev.ensemble.sessions.schema.JsonErrors.problemAtColumn(j) : e.getMessage();
                 all.add(new UnreadableLine(line, i + 1, why));
             }
+            objectLine |= whole;
+            if (firstWhole == null) {
+                firstWhole = whole;
+            }
+            if (!declared && !firstWhole && !bracesOnly) {
+                return null; // neither rule can hold any more: not read further
+            }
         }
-        return objectLine ? all : null;
+        return declared || Boolean.TRUE.equals(firstWhole) || (bracesOnly && objectLine) ? all : null;
     }
 
     /** One JSON value; text after it is a 400 (not silently dropped). */
@@ -856,7 +879,7 @@ public final class Gateway implements AutoCloseable {
                 HttpRequest req = HttpRequest.newBuilder(URI.create("http://" + owner.get() + ctx.path() + q))
                         .header("Authorization", "Bearer " + ctx.<String>attribute(BEARER))
                         .header("X-Ensemble-Forwarded", self)
-                        .header("Content-Type", "application/json")
+                        .header("Content-Type", jsonLinesType(ctx.header("Content-Type")) ? ctx.header("Content-Type") : "application/json")
                         .timeout(remaining(until))
                         .method(ctx.method().name(), body == null || body.isEmpty() ? HttpRequest.BodyPublishers.noBody()
                                 : HttpRequest.BodyPublishers.ofString(body))

@@ -214,6 +214,57 @@ class GatewayHttpTest {
         return copies;
     }
 
+    /** A post of {@code body} to {@code /api/events} with bo's token, sent as {@code contentType}. */
+    private static HttpResponse<String> postAsBo(String contentType, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gateway.port() + "/api/events"))
+                .header("Authorization", "Bearer " + BO).header("Content-Type", contentType)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
+     * In JSON Lines, a line that is not JSON at all (plain text) is refused on its own, naming its line and the parser's
+     * reason, and the other lines are accepted and in the log: sent as JSON with a first line that is a whole event, or
+     * sent as JSON Lines ({@code application/x-ndjson}) whatever its first line is.
+     */
+    @Test
+    void aJsonLinesLineThatIsNotJsonAtAllIsRefusedAloneAndTheOtherLinesAreInTheLog() throws Exception {
+        String first = boClaim("f1500000-0000-0000-0000-000000000001", "bo-lines-1", "2026-11-03T11:00:00Z", "First line");
+        String third = boClaim("f1500000-0000-0000-0000-000000000002", "bo-lines-2", "2026-11-03T11:01:00Z", "Third line");
+        HttpResponse<String> r = postAsBo("application/json", first + "\nnot json\n" + third + "\n");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode answer = JSON.readTree(r.body());
+        assertThat(answer.get("accepted").asInt()).as(r.body()).isEqualTo(2);
+        assertThat(answer.get("rejected").asInt()).isEqualTo(1);
+        assertThat(answer.get("results").findValuesAsText("status")).containsExactly("accepted", "rejected", "accepted");
+        JsonNode refused = answer.get("results").get(1);
+        assertThat(refused.get("error").asText()).isEqualTo("invalid");
+        assertThat(refused.get("reason").asText()).startsWith("line 2 cannot be read as JSON: unrecognized token 'not'")
+                .contains("at column").doesNotContain("at line");
+
+        // sent as JSON Lines: a first line of plain text is refused alone too (CRLF line ends, a blank line between)
+        String second = boClaim("f1500000-0000-0000-0000-000000000003", "bo-lines-3", "2026-11-03T11:02:00Z", "Second line");
+        String fourth = boClaim("f1500000-0000-0000-0000-000000000004", "bo-lines-4", "2026-11-03T11:03:00Z", "Fourth line");
+        HttpResponse<String> declared = postAsBo("application/x-ndjson", "hello there\r\n" + second + "\r\n\r\n" + fourth + "\r\n");
+        assertThat(declared.statusCode()).as(declared.body()).isEqualTo(200);
+        JsonNode d = JSON.readTree(declared.body());
+        assertThat(d.get("results").findValuesAsText("status")).as(declared.body()).containsExactly("rejected", "accepted", "accepted");
+        assertThat(d.get("results").get(0).get("reason").asText()).startsWith("line 1 cannot be read as JSON: unrecognized token 'hello'");
+
+        // sent as JSON, a body whose first line is plain text is not JSON Lines: one error for the whole body, nothing taken
+        String notTaken = boClaim("f1500000-0000-0000-0000-000000000005", "bo-lines-5", "2026-11-03T11:04:00Z", "Not taken");
+        HttpResponse<String> whole = postAsBo("application/json", "not json\n" + notTaken + "\n");
+        assertThat(whole.statusCode()).as(whole.body()).isEqualTo(400);
+        assertThat(JSON.readTree(whole.body()).get("message").asText()).startsWith("the body is not valid JSON: unrecognized token 'not'")
+                .contains("at line 1");
+
+        Map<String, Integer> log = boEventsInTheLog();
+        for (String id : List.of("f1500000-0000-0000-0000-000000000001", "f1500000-0000-0000-0000-000000000002",
+                "f1500000-0000-0000-0000-000000000003", "f1500000-0000-0000-0000-000000000004")) {
+            assertThat(log.get(id)).as("%s in the log once", id).isEqualTo(1);
+        }
+        assertThat(log).doesNotContainKey("f1500000-0000-0000-0000-000000000005");
+    }
+
     @Test
     void anEventTheSchemaCannotHoldIsRefusedNamingTheFieldAndAffectsNoOtherEvent() throws Exception {
         String far = "+1000000000-01-01T00:00:00Z";
