@@ -216,12 +216,16 @@ public final class EventJson {
         return n != null && n.isTextual() ? n.asText() : null;
     }
 
-    /** Semantic checks beyond the schema: ids are not blank, an eventId is one line. */
+    /** Semantic checks beyond the schema: ids are not blank, an eventId is one line, a run does not continue itself. */
     public static final class Validation {
         private Validation() {
         }
 
-        /** Throws {@link InvalidEventException} when an id field of the event is blank, or its eventId holds a line break. */
+        /**
+         * Throws {@link InvalidEventException} when an id field of the event is blank, its eventId holds a line break, or
+         * it is a RunClaimed whose {@code continueFromJobId} is its own {@code runId} (the projector would park it for ever,
+         * waiting for a parent that is the run itself).
+         */
         public static void check(Event e) {
             String id = e.getEventId();
             blank(e, "eventId", id);
@@ -242,6 +246,11 @@ public final class EventJson {
                         throw new InvalidEventException(id, EventTypes.typeOf(e), "payload." + f.name(), "must not be blank");
                     }
                 }
+            }
+            if (p instanceof dev.ensemble.sessions.events.RunClaimed rc && rc.getContinueFromJobId() != null
+                    && rc.getContinueFromJobId().equals(rc.getRunId())) {
+                throw new InvalidEventException(id, EventTypes.typeOf(e), "payload.continueFromJobId",
+                        "a run cannot continue itself (it names the run's own runId); name the run it continues, or leave it out");
             }
         }
 

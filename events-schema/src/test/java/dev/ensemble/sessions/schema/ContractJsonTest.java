@@ -189,6 +189,20 @@ class ContractJsonTest {
         assertThatThrownBy(() -> EventJson.parse("{nope", CLOCK)).hasMessageContaining("not valid JSON");
     }
 
+    @Test
+    void aRunThatContinuesItselfIsRefusedNamingTheField() {
+        String json = "{\"eventId\":\"e9\",\"type\":\"RunClaimed\",\"account\":\"a\",\"space\":\"s\",\"occurredAt\":\"2026-11-02T09:00:00Z\","
+                + "\"source\":\"x\",\"payload\":{\"runId\":\"r1\",\"computerId\":\"c\",\"agent\":\"codex\",\"continueFromJobId\":\"r1\","
+                + "\"task\":{\"title\":\"t\"}}}";
+        assertThatThrownBy(() -> EventJson.parse(json, CLOCK))
+                .isInstanceOf(InvalidEventException.class)
+                .hasMessageStartingWith("RunClaimed e9: payload.continueFromJobId: a run cannot continue itself")
+                .satisfies(e -> assertThat(((InvalidEventException) e).field()).isEqualTo("payload.continueFromJobId"));
+        // continuing another run is taken
+        assertThat(EventJson.parse(json.replace("\"continueFromJobId\":\"r1\"", "\"continueFromJobId\":\"r0\""), CLOCK)
+                .getPayload()).isNotNull();
+    }
+
     /** An event (eventId and payload as JSON text) that {@link EventJson#parse} refuses with {@code message}. */
     private static void assertRefused(String eventId, String type, String account, String payload, String message) {
         String json = "{\"eventId\":\"" + eventId + "\",\"type\":\"" + type + "\",\"account\":\"" + account + "\",\"space\":\"s\","

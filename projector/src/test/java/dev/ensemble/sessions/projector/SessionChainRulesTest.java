@@ -375,6 +375,18 @@ class SessionChainRulesTest {
         }
 
         @Test
+        void aRunThatContinuesItselfGoesToTheDeadLetterTopicNamingTheFieldInsteadOfWaitingForEver() {
+            try (ChainFixture f = new ChainFixture()) {
+                f.given(claimed("job-1", "job-1", "t", 0), claimed("job-2", null, "t", 1));
+                var dead = f.deadLetters.readRecordsToList();
+                assertThat(dead).hasSize(1);
+                String message = new String(dead.get(0).headers().lastHeader("__streams.errors.message").value());
+                assertThat(message).contains("payload.continueFromJobId").contains("a run cannot continue itself");
+                assertThat(f.latest).containsOnlyKeys("acct-ana/job-2");
+            }
+        }
+
+        @Test
         void anEventRefusedForAnOverLongIdIsNotRecordedAsAppliedSoItsCorrectedCopyIsTaken() {
             try (ChainFixture f = new ChainFixture()) {
                 f.given(claimed("job-1", null, "t", 0));
