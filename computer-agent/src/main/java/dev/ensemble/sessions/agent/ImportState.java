@@ -90,15 +90,30 @@ final class ImportState {
         /** Size and last-modified time (epoch ms) when last looked at; both equal means unchanged. */
         public long size;
         public long mtime;
-        /** Bytes read: always just after a line end. */
+        /**
+         * Bytes read: always just after a line end, except while an over-long line is passed over
+         * ({@link #longLineFrom}): then where the look for its line end stopped.
+         */
         public long offset;
+        /**
+         * The last bytes read, up to {@link StoreImporter#TAIL}, just before {@link #offset} (base64 in the JSON): when
+         * the file's bytes there are no longer these, it was replaced or rewritten, not appended to, and is read again
+         * from its start. Null when nothing was read, and in a state written before it was kept (such a file is read
+         * on from its offset, as then).
+         */
+        public byte[] tail;
+        /**
+         * The start (byte) of a line longer than the importer's limit whose line end is not read yet: its bytes up
+         * to {@link #offset} were passed over, and so is the rest of it up to its line end; null when none.
+         */
+        public Long longLineFrom;
         /** Complete lines read (line numbers count from 1). */
         public long lines;
         public SessionState session = new SessionState();
         /**
          * The agent session an earlier read of this file imported (its id and first run's id), kept when the file shrank
-         * (emptied, or rewritten) and is read again from its start, so that its deletion still marks that session gone;
-         * null when none.
+         * or was rewritten (emptied, replaced) and is read again from its start, so that its deletion still marks that
+         * session gone; null when none.
          */
         public String importedSessionId;
         public String importedFirstRunId;

@@ -50,13 +50,15 @@ import java.util.concurrent.Future;
  * <p><b>Incremental.</b> The state file ({@link ImportConfig#stateFile()}) keeps, per transcript, its size and
  * modification time, the offset of the last complete line read, and what the session's parser needs to go on.
  * A file whose size and time are unchanged is not read; a file that grew is read from that offset; an
- * incomplete last line is left for the next import; a file that shrank is read again from the start. Event ids
+ * incomplete last line is left for the next import; a file that shrank, or whose last bytes read are no longer
+ * there (replaced, or rewritten with other bytes), is read again from the start. Event ids
  * are name-based UUIDs, so importing again sends nothing new, and importing from scratch after losing the state
  * sends the same ids. Sub-agent transcripts ({@code agent-*.jsonl} beside a session, or under
  * {@code <sessionId>/subagents/}) are never sessions of their own and are not read.
  *
- * <p><b>Errors.</b> A malformed line is skipped and reported ({@link ImportSummary#skipped()}); an unreadable
- * file is skipped and reported and read again next time. When the sink throws, the exception propagates, no
+ * <p><b>Errors.</b> A malformed line is skipped and reported ({@link ImportSummary#skipped()}), and so is a line
+ * longer than {@link #MAX_LINE} (never held whole; one without a line end yet is passed over as it grows); an
+ * unreadable file is skipped and reported and read again next time. When the sink throws, the exception propagates, no
  * progress past the last successful {@link EventSink#flush()} is saved, and the next import sends the same
  * events again. Not thread-safe: one import at a time.
  */
@@ -81,6 +83,13 @@ public final class StoreImporter {
     private static final byte[] TOOL_CALLS = "\"toolCalls\"".getBytes(StandardCharsets.UTF_8);
     private static final byte[] SIDECHAIN = "\"isSidechain\":true".getBytes(StandardCharsets.UTF_8);
     private static final long CHECKPOINT_BYTES = 128L << 20;
+    /**
+     * The longest line read, in bytes before its line end (256 MiB): a longer one is a malformed line, passed over
+     * without holding it whole, so one line can neither exhaust memory nor outgrow an array.
+     */
+    static final int MAX_LINE = 256 << 20;
+    /** The last bytes read kept per transcript (up to 64), to tell a file appended to from one replaced or rewritten. */
+    static final int TAIL = 64;
 
     private final ImportConfig config;
     private final ImportProgress progress;
@@ -89,6 +98,8 @@ public final class StoreImporter {
     private ImportState state;
     /** Another importer's state file on this computer (only read), or null. */
     private Path known;
+    /** The longest line read, in bytes ({@link #MAX_LINE} but in tests). */
+    private int maxLine = MAX_LINE;
 
     /** An importer with no progress listener. */
     public StoreImporter(ImportConfig config) {
@@ -112,6 +123,15 @@ public final class StoreImporter {
      */
     public StoreImporter knowing(Path otherStateFile) {
         this.known = otherStateFile;
+        return this;
+    }
+
+    /** Sets the longest line read (bytes, 1 to {@link #MAX_LINE}, which it is unless set): for tests. */
+    StoreImporter withMaxLine(int bytes) {
+        if (bytes < 1 || bytes > MAX_LINE) {
+            throw new IllegalArgumentException("a line limit of " + bytes + " bytes");
+        }
+        this.maxLine = bytes;
         return this;
     }
 
@@ -490,10 +510,11 @@ public final class StoreImporter {
          */
         private Parsed readChanged(Candidate c, FileState old, long idleBefore) {
             FileState fs;
-            if (old == null || c.size() < old.offset || !c.agent().equals(old.agent)) {
+            if (old == null || c.size() < old.offset || !c.agent().equals(old.agent) || rewritten(c, old)) {
                 fs = new FileState();
                 fs.agent = c.agent();
-                if (old != null && c.agent().equals(old.agent)) { // shrank: read again, the session it held remembered
+                if (old != null && c.agent().equals(old.agent)) {
+                    // shrank or rewritten: read again, the session it held remembered
                     ImportState.SessionState was = old.session;
                     boolean held = was.recognized && !was.subAgent && was.sessionId != null && was.firstRunId != null;
                     fs.importedSessionId = held ? was.sessionId : old.importedSessionId;
@@ -503,6 +524,7 @@ public final class StoreImporter {
                 fs = MAPPER.convertValue(old, FileState.class);
             }
             long from = fs.offset;
+            long longLineFrom = fs.longLineFrom == null ? -1 : fs.longLineFrom;
             long linesBefore = fs.lines;
             SessionParser parser = parser(c, fs);
             List<Skip> malformed = new ArrayList<>();
@@ -510,7 +532,7 @@ public final class StoreImporter {
                 List<JsonNode> records = c.format() == Format.LINES ? null
                         : AgentDiscovery.records(c.format(), c.path(), c.root(), c.id());
                 if (parser instanceof GeminiParser && c.folder() == null && fs.session.cwd == null
-                        && (records != null || from == 0 || anyLineWith(c.path(), from, c.size(), TOOL_CALLS))) {
+                        && (records != null || from == 0 || anyLineWith(c.path(), from, c.size(), longLineFrom, TOOL_CALLS))) {
                     // a project hash no known path has: the folder its tools worked in, known before the first claim.
                     // The lines read before gave none: only new tool calls can give one, and then all of them count
                     parser.cwd(GeminiParser.folderFromTools(records != null ? records : geminiLines(c)));
@@ -530,7 +552,8 @@ public final class StoreImporter {
                 } else if (parser instanceof ClaudeParser claude && fs.session.prompts == 0) {
                     // the summary lines Claude Code writes before a resumed conversation: read up to its first message
                     try {
-                        readLines(c.path(), from, c.size(), fs.lines, 64 << 10, (bytes, off, len, lineNo) -> {
+                        readLines(c.path(), from, c.size(), fs.lines, 64 << 10, maxLine, longLineFrom,
+                                (bytes, off, len, lineNo) -> {
                             if (contains(bytes, off, len, LEAF_UUID)) {
                                 ClaudeLine l;
                                 try {
@@ -544,6 +567,8 @@ public final class StoreImporter {
                             } else if (contains(bytes, off, len, TYPE_USER) || contains(bytes, off, len, TYPE_ASSISTANT)) {
                                 throw new ConversationBegun();
                             }
+                        }, (lineNo, length) -> {
+                            // the main pass reports it as a malformed line
                         });
                     } catch (ConversationBegun begun) {
                         // the rest is read by the main pass
@@ -551,7 +576,8 @@ public final class StoreImporter {
                 }
                 if (c.format() == Format.LINES) {
                     LineParse parse = lineParse(parser);
-                    long[] end = readLines(c.path(), from, c.size(), fs.lines, (bytes, off, len, lineNo) -> {
+                    LinesRead end = readLines(c.path(), from, c.size(), fs.lines, 1 << 20, maxLine, longLineFrom,
+                            (bytes, off, len, lineNo) -> {
                         if (isBlank(bytes, off, len)) {
                             return;
                         }
@@ -562,9 +588,12 @@ public final class StoreImporter {
                         } catch (IOException e) {
                             malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + firstLine(e.getMessage())));
                         }
-                    });
-                    fs.offset = end[0];
-                    fs.lines = end[1];
+                    }, (lineNo, length) -> malformed.add(new Skip(c.path(), Skip.MALFORMED + " " + lineNo + ": " + length
+                            + " bytes, longer than the line length limit of " + maxLine + " bytes")));
+                    fs.offset = end.offset();
+                    fs.lines = end.lines();
+                    fs.longLineFrom = end.longLineFrom() < 0 ? null : end.longLineFrom();
+                    fs.tail = end.tail().length == 0 ? null : end.tail();
                 }
             } catch (IOException | UncheckedIOException e) {
                 return new Parsed(c, fs, parser, from, malformed, e.getMessage(), false);
@@ -591,11 +620,33 @@ public final class StoreImporter {
             return lines;
         }
 
-        /** Whether a complete line of {@code file} between {@code from} and {@code to} holds {@code bytes}. */
-        private static boolean anyLineWith(Path file, long from, long to, byte[] bytes) throws IOException {
+        /**
+         * Whether a complete line of {@code file} between {@code from} and {@code to} holds {@code bytes}
+         * ({@code longLineFrom}: as in
+         * {@link #readLines(Path, long, long, long, int, int, long, LineConsumer, LongLineConsumer)}).
+         */
+        private boolean anyLineWith(Path file, long from, long to, long longLineFrom, byte[] bytes) throws IOException {
             boolean[] seen = {false};
-            readLines(file, from, to, 0, (b, off, len, lineNo) -> seen[0] |= contains(b, off, len, bytes));
+            readLines(file, from, to, 0, 1 << 20, maxLine, longLineFrom,
+                    (b, off, len, lineNo) -> seen[0] |= contains(b, off, len, bytes), (lineNo, length) -> { });
             return seen[0];
+        }
+
+        /**
+         * Whether the transcript was replaced or rewritten since {@code old} was read: its bytes just before the
+         * offset read are not {@link FileState#tail} any more. False for a state without them (written before they
+         * were kept), for a store not read by lines, and when the file cannot be read (the read then says so).
+         */
+        private static boolean rewritten(Candidate c, FileState old) {
+            if (c.format() != Format.LINES || old.tail == null || old.tail.length == 0 || old.tail.length > old.offset) {
+                return false;
+            }
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(c.path(), StandardOpenOption.READ)) {
+                byte[] now = new byte[old.tail.length];
+                return readAt(ch, now, now.length, old.offset - now.length) < now.length || !Arrays.equals(now, old.tail);
+            } catch (IOException e) {
+                return false;
+            }
         }
 
         /** Applies what reading one transcript gave: its state, its events, its skips (in the file order). */
@@ -964,12 +1015,32 @@ public final class StoreImporter {
         void accept(byte[] buf, int off, int len, long lineNo);
     }
 
+    /** Receives a line longer than the limit instead of its bytes: its number, counted from 1, and its length in bytes. */
+    @FunctionalInterface
+    interface LongLineConsumer {
+        void accept(long lineNo, long length);
+    }
+
+    /**
+     * Where a read of lines stopped.
+     *
+     * @param offset       just after the last complete line; while in an over-long line, where the look for its end
+     *                     stopped
+     * @param lines        the lines counted so far
+     * @param longLineFrom the start (byte) of an over-long line whose line end is not read yet, or -1
+     * @param tail         the last bytes read, up to {@link #TAIL}, just before {@code offset}: empty when it is 0
+     */
+    record LinesRead(long offset, long lines, long longLineFrom, byte[] tail) {
+    }
+
     /**
      * Reads the complete lines between byte {@code from} and byte {@code to} (a line end at or before {@code to}
      * completes a line; the rest is left for later), handing each to {@code consumer} in place in one reused
-     * buffer (up to 1 MiB, doubled for a longer line): no copy of a line is made.
+     * buffer (up to 1 MiB, doubled for a longer line): no copy of a line is made. A line longer than
+     * {@link #MAX_LINE} is passed over unread (not handed to {@code consumer}).
      *
-     * @return {offset just after the last complete line, line count}
+     * @return {offset just after the last complete line (or, in an over-long line without its line end, where the
+     *         look for it stopped), line count}
      */
     static long[] readLines(Path file, long from, long to, long linesBefore, LineConsumer consumer) throws IOException {
         return readLines(file, from, to, linesBefore, 1 << 20, consumer);
@@ -986,15 +1057,38 @@ public final class StoreImporter {
      */
     static long[] readLines(Path file, long from, long to, long linesBefore, int chunk, LineConsumer consumer)
             throws IOException {
+        LinesRead r = readLines(file, from, to, linesBefore, chunk, MAX_LINE, -1, consumer, (lineNo, length) -> {
+        });
+        return new long[] {r.offset(), r.lines()};
+    }
+
+    /**
+     * {@link #readLines(Path, long, long, long, int, LineConsumer)} with a limit: a line longer than {@code maxLine}
+     * bytes (before its line end) goes to {@code tooLong} instead of {@code consumer} once its line end is read. The
+     * buffer never grows past {@code maxLine + 1} bytes: an over-long line's bytes are not kept, and while its line end
+     * is not there the read goes on to {@code to} and says where the line began, for the next read to go on from.
+     *
+     * @param longLineFrom the start (byte) of an over-long line that {@code from} is in (a former read's
+     *                     {@link LinesRead#longLineFrom()}), or -1: {@code from} is just after a line end
+     */
+    static LinesRead readLines(Path file, long from, long to, long linesBefore, int chunk, int maxLine, long longLineFrom,
+                               LineConsumer consumer, LongLineConsumer tooLong) throws IOException {
         long consumed = from;
         long lineNo = linesBefore;
+        long skip = longLineFrom; // >= 0: in an over-long line that began there, its bytes not kept
+        byte[] tail = new byte[TAIL];
+        int tailLen = 0;
         try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file, StandardOpenOption.READ)) {
+            int before = (int) Math.min(TAIL, from);
+            if (before > 0 && readAt(ch, tail, before, from - before) == before) { // the bytes read before
+                tailLen = before;
+            }
             byte[] buf = new byte[(int) Math.max(64, Math.min(chunk, to - from))];
             int have = 0; // bytes of an incomplete line at the start of buf
             long pos = from; // the file position just after the bytes read so far
             while (pos < to) {
-                if (have == buf.length) {
-                    buf = Arrays.copyOf(buf, buf.length * 2); // a line longer than the buffer
+                if (have == buf.length) { // a line longer than the buffer, not yet over the limit
+                    buf = Arrays.copyOf(buf, (int) Math.min(2L * buf.length, maxLine + 1L));
                 }
                 int n = ch.read(java.nio.ByteBuffer.wrap(buf, have, (int) Math.min(buf.length - have, to - pos)), pos);
                 if (n < 0) {
@@ -1003,21 +1097,72 @@ public final class StoreImporter {
                 pos += n;
                 int end = have + n;
                 int start = 0;
-                for (int nl = newline(buf, have, end); nl < end; nl = newline(buf, nl + 1, end)) {
-                    int len = nl - start;
-                    if (len > 0 && buf[start + len - 1] == '\r') {
-                        len--;
+                int nl = newline(buf, have, end);
+                if (skip >= 0) { // nothing kept: have is 0
+                    if (nl == end) {
+                        tailLen = keepTail(tail, tailLen, buf, end);
+                        consumed = pos;
+                        continue;
                     }
                     lineNo++;
-                    consumer.accept(buf, start, len, lineNo);
+                    tooLong.accept(lineNo, pos - (end - nl) - skip);
+                    skip = -1;
+                    start = nl + 1;
+                    nl = newline(buf, start, end);
+                }
+                for (; nl < end; nl = newline(buf, nl + 1, end)) {
+                    int len = nl - start;
+                    lineNo++;
+                    if (len > maxLine) {
+                        tooLong.accept(lineNo, len);
+                    } else {
+                        if (len > 0 && buf[start + len - 1] == '\r') {
+                            len--;
+                        }
+                        consumer.accept(buf, start, len, lineNo);
+                    }
                     start = nl + 1;
                 }
+                if (end - start > maxLine) { // an incomplete line already over the limit: passed over up to its end
+                    skip = pos - (end - start);
+                    start = end;
+                }
+                tailLen = keepTail(tail, tailLen, buf, start);
                 consumed = pos - (end - start);
                 System.arraycopy(buf, start, buf, 0, end - start);
                 have = end - start;
             }
         }
-        return new long[] {consumed, lineNo};
+        return new LinesRead(consumed, lineNo, skip, Arrays.copyOf(tail, tailLen));
+    }
+
+    /**
+     * Keeps in {@code tail} the last {@link #TAIL} bytes of {@code tail[0, tailLen)} followed by {@code buf[0, n)}.
+     *
+     * @return the new length of the bytes in {@code tail}
+     */
+    private static int keepTail(byte[] tail, int tailLen, byte[] buf, int n) {
+        if (n >= TAIL) {
+            System.arraycopy(buf, n - TAIL, tail, 0, TAIL);
+            return TAIL;
+        }
+        int keep = Math.min(tailLen, TAIL - n);
+        System.arraycopy(tail, tailLen - keep, tail, 0, keep);
+        System.arraycopy(buf, 0, tail, keep, n);
+        return keep + n;
+    }
+
+    /** Reads {@code len} bytes at {@code pos} into {@code b} from 0: the count read, less at the end of the file. */
+    private static int readAt(java.nio.channels.FileChannel ch, byte[] b, int len, long pos) throws IOException {
+        int got = 0;
+        while (got < len) {
+            int n = ch.read(java.nio.ByteBuffer.wrap(b, got, len - got), pos + got);
+            if (n < 0) {
+                break;
+            }
+            got += n;
+        }
+        return got;
     }
 
     /**

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -23,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The import's fast paths give what the slower code they replace gave. {@link LeanJson}, its own line reader,
  * gives the tree the Jackson-based reader gave ({@link JacksonLeanJson}) for every line of the real transcripts
- * and for the tricky corners of JSON, and refuses what is not JSON; {@link StoreImporter#readLines} hands over every line whatever its length and the buffer's;
+ * and for the tricky corners of JSON, and refuses what is not JSON; {@link StoreImporter#readLines} hands over every line whatever its length and the buffer's, and passes over one longer than its limit;
  * the formatter-free time and text rules give what {@link Instant#parse} and the regexes gave; event ids are
  * {@code UUID.nameUUIDFromBytes}'s.
  */
@@ -251,6 +252,57 @@ class ImportFastPathsTest {
                         (buf, off, len, lineNo) -> got.add(new String(buf, off, len, StandardCharsets.UTF_8)));
                 assertThat(got).as("chunk " + chunk).isEqualTo(want);
                 assertThat(end).containsExactly(bytes.length - "incomplete".length(), 300);
+            }
+        } finally {
+            Files.delete(f);
+        }
+    }
+
+    /**
+     * With a line length limit, a longer line goes to the long-line consumer (number, length) instead of its bytes,
+     * the others are handed over as without it, however the file is read in pieces (each read going on from where
+     * the last stopped, in an over-long line or not), and each read says the last bytes it read.
+     */
+    @Test
+    void readLinesPassesOverLinesLongerThanTheLimitWhateverThePieces() throws IOException {
+        Path f = Files.createTempFile("lines", ".jsonl");
+        try {
+            Random r = new Random(5);
+            int limit = 300;
+            List<String> want = new ArrayList<>();
+            StringBuilder all = new StringBuilder();
+            for (int i = 1; i <= 200; i++) {
+                int length = i % 9 == 0 ? limit + 1 + r.nextInt(2_000) : i % 10 == 0 ? limit : r.nextInt(60);
+                String line = "y".repeat(length);
+                want.add(length > limit ? "long " + i + " " + length : line);
+                all.append(line).append('\n');
+            }
+            all.append("z".repeat(limit + 50)); // over the limit, no line end yet
+            byte[] bytes = all.toString().getBytes(StandardCharsets.UTF_8);
+            Files.write(f, bytes);
+            for (int chunk : new int[] {64, 100, 4096, 1 << 20}) {
+                for (int pieces : new int[] {1, 7, 40}) {
+                    List<String> got = new ArrayList<>();
+                    long offset = 0;
+                    long lines = 0;
+                    long longLineFrom = -1;
+                    for (int k = 1; k <= pieces; k++) {
+                        long to = k == pieces ? bytes.length : Math.max(offset, (long) bytes.length * k / pieces - r.nextInt(50));
+                        StoreImporter.LinesRead read = StoreImporter.readLines(f, offset, to, lines, chunk, limit, longLineFrom,
+                                (buf, off, len, lineNo) -> got.add(new String(buf, off, len, StandardCharsets.UTF_8)),
+                                (lineNo, length) -> got.add("long " + lineNo + " " + length));
+                        offset = read.offset();
+                        lines = read.lines();
+                        longLineFrom = read.longLineFrom();
+                        int before = (int) Math.min(StoreImporter.TAIL, offset);
+                        assertThat(read.tail()).isEqualTo(Arrays.copyOfRange(bytes, (int) offset - before, (int) offset));
+                    }
+                    String as = "chunk " + chunk + ", " + pieces + " pieces";
+                    assertThat(got).as(as).isEqualTo(want);
+                    assertThat(lines).as(as).isEqualTo(200);
+                    assertThat(offset).as(as).isEqualTo(bytes.length);
+                    assertThat(longLineFrom).as(as).isEqualTo(bytes.length - limit - 50);
+                }
             }
         } finally {
             Files.delete(f);

@@ -2,6 +2,7 @@ package dev.ensemble.sessions.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ensemble.sessions.agent.Stores.Imported;
 import dev.ensemble.sessions.events.EngineEvent;
 import dev.ensemble.sessions.events.RunClaimed;
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -219,6 +221,134 @@ class IncrementalImportTest {
 
         assertThat(again.claims()).extracting(RunClaimed::getRunId).containsExactly("claude-code:" + A);
         assertThat(first.ids()).containsAll(again.ids());
+    }
+
+    /**
+     * A transcript replaced by another, longer one (moved over it, or written over it in place): its bytes before the
+     * offset read are not those read, so it is read again from its start, as a file that shrank, not from the middle
+     * of a line.
+     */
+    @Test
+    void aTranscriptReplacedByALongerOneIsReadAgainFromTheStart() throws Exception {
+        String id = "14141414-0000-4000-8000-000000000014";
+        String old = prompt(id, "p1", "Old first prompt") + prompt(id, "p2", "Old second prompt");
+        String replacement = prompt(id, "n1", "A whole new first prompt, and a longer one") + prompt(id, "n2", "New second")
+                + prompt(id, "n3", "New third");
+        for (boolean moved : new boolean[] {true, false}) {
+            Stores stores = Stores.empty(tmp.resolve(moved ? "moved" : "in-place"));
+            Path file = stores.claudeFile("-home-ana-my-app", id + ".jsonl");
+            Files.createDirectories(file.getParent());
+            Files.writeString(file, old);
+            Stores.touch(file, Stores.NOW.minusSeconds(60));
+            StoreImporter importer = stores.importer();
+            assertThat(stores.importAll(importer).claims()).extracting(c -> c.getTask().getTitle())
+                    .containsExactly("Old first prompt", "Old second prompt");
+
+            if (moved) {
+                Path other = file.resolveSibling("other.tmp");
+                Files.writeString(other, replacement);
+                Files.move(other, file, StandardCopyOption.REPLACE_EXISTING);
+            } else {
+                Files.writeString(file, replacement);
+            }
+            Stores.touch(file, Stores.NOW.minusSeconds(30));
+            Imported again = stores.importAll(importer);
+
+            assertThat(again.claims()).as(moved ? "moved over" : "written over").extracting(c -> c.getTask().getTitle())
+                    .containsExactly("A whole new first prompt, and a longer one", "New second", "New third");
+            assertThat(again.summary().skippedLines()).isEmpty();
+            JsonNode state = new ObjectMapper().readTree(stores.stateFile.toFile())
+                    .path("files").path(file.toAbsolutePath().toString());
+            assertThat(state.path("offset").asLong()).isEqualTo(replacement.length());
+            assertThat(state.path("lines").asLong()).isEqualTo(3);
+            // then appended to: only the new line is read
+            Files.writeString(file, prompt(id, "n4", "New fourth"), StandardOpenOption.APPEND);
+            Stores.touch(file, Stores.NOW.minusSeconds(20));
+            assertThat(stores.importAll(importer).claims()).extracting(c -> c.getTask().getTitle()).containsExactly("New fourth");
+        }
+    }
+
+    /** A state file written before the last bytes read were kept loads, and its files are read on from their offset. */
+    @Test
+    void aStateWithoutTheLastBytesReadIsReadOnFromItsOffset() throws Exception {
+        String id = "15151515-0000-4000-8000-000000000015";
+        Stores stores = Stores.empty(tmp);
+        Path file = stores.claudeFile("-home-ana-my-app", id + ".jsonl");
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, prompt(id, "p1", "First"));
+        Stores.touch(file, Stores.NOW.minusSeconds(60));
+        stores.importAll(stores.importer());
+        ObjectMapper json = new ObjectMapper();
+        ObjectNode state = (ObjectNode) json.readTree(stores.stateFile.toFile());
+        ObjectNode fs = (ObjectNode) state.path("files").path(file.toAbsolutePath().toString());
+        assertThat(fs.has("tail")).isTrue();
+        fs.remove("tail");
+        json.writeValue(stores.stateFile.toFile(), state);
+
+        Files.writeString(file, prompt(id, "p2", "Second"), StandardOpenOption.APPEND);
+        Stores.touch(file, Stores.NOW.minusSeconds(30));
+        Imported next = stores.importAll(stores.importer());
+
+        assertThat(next.claims()).extracting(c -> c.getTask().getTitle()).containsExactly("Second");
+        assertThat(next.summary().skippedLines()).isEmpty();
+    }
+
+    /**
+     * A line longer than the limit is a malformed line, named with the limit; the lines after it are read, and the
+     * next import reads nothing again. One whose line end is not written yet is passed over as it grows: each import
+     * reads only what was added.
+     */
+    @Test
+    void aLineLongerThanTheLimitIsSkippedAsMalformedAndTheRestIsRead() throws Exception {
+        String id = "16161616-0000-4000-8000-000000000016";
+        String p1 = prompt(id, "p1", "First");
+        String p2 = prompt(id, "p2", "Second");
+        String big = "{\"type\":\"assistant\",\"text\":\"" + "x".repeat(1000) + "\"}";
+        Stores stores = Stores.empty(tmp);
+        Path file = stores.claudeFile("-home-ana-my-app", id + ".jsonl");
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, p1 + big + "\n" + p2);
+        Stores.touch(file, Stores.NOW.minusSeconds(60));
+        List<Long> reads = new ArrayList<>();
+        StoreImporter importer = new StoreImporter(stores.config(), new ImportProgress() {
+            @Override
+            public void onFile(Path f, long n) {
+                reads.add(n);
+            }
+        }).withMaxLine(400);
+
+        Imported first = stores.importAll(importer);
+        assertThat(first.claims()).extracting(c -> c.getTask().getTitle()).containsExactly("First", "Second");
+        assertThat(first.summary().skippedLines()).extracting(ImportSummary.Skip::reason)
+                .containsExactly("malformed line 2: " + big.length() + " bytes, longer than the line length limit of 400 bytes");
+        Imported second = stores.importAll(importer);
+        assertThat(second.events()).isEmpty();
+        assertThat(second.summary().filesRead()).isZero();
+
+        // an over-long line still being written: passed over up to the end of the file, then on from there
+        String p3 = prompt(id, "p3", "Third");
+        Files.writeString(file, big.substring(0, 700), StandardOpenOption.APPEND);
+        Stores.touch(file, Stores.NOW.minusSeconds(50));
+        Imported growing = stores.importAll(importer);
+        assertThat(growing.events()).isEmpty();
+        assertThat(growing.summary().skippedLines()).isEmpty();
+        JsonNode state = new ObjectMapper().readTree(stores.stateFile.toFile()).path("files").path(file.toAbsolutePath().toString());
+        assertThat(state.path("offset").asLong()).isEqualTo(Files.size(file));
+        assertThat(state.path("longLineFrom").asLong()).isEqualTo(Files.size(file) - 700);
+        assertThat(state.path("lines").asLong()).isEqualTo(3);
+
+        Files.writeString(file, big.substring(700) + "\n" + p3, StandardOpenOption.APPEND);
+        Stores.touch(file, Stores.NOW.minusSeconds(40));
+        Imported ended = stores.importAll(importer);
+        assertThat(ended.claims()).extracting(c -> c.getTask().getTitle()).containsExactly("Third");
+        assertThat(ended.summary().skippedLines()).extracting(ImportSummary.Skip::reason)
+                .containsExactly("malformed line 4: " + big.length() + " bytes, longer than the line length limit of 400 bytes");
+        assertThat(reads).as("bytes read by each import that read the file")
+                .containsExactly((long) (p1.length() + big.length() + 1 + p2.length()), 700L, (long) (big.length() - 700 + 1 + p3.length()));
+        assertThat(stores.importAll(importer).events()).isEmpty();
+        JsonNode after = new ObjectMapper().readTree(stores.stateFile.toFile()).path("files").path(file.toAbsolutePath().toString());
+        assertThat(after.has("longLineFrom")).isFalse();
+        assertThat(after.path("offset").asLong()).isEqualTo(Files.size(file));
     }
 
     @Test
