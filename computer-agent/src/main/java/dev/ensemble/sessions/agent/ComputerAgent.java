@@ -116,8 +116,8 @@ public final class ComputerAgent {
             throw new IllegalArgumentException("pollInterval must be positive: " + pollInterval);
         }
         this.pollInterval = pollInterval;
-        this.importer = new StoreImporter(config, progress);
         this.summaryShownElsewhere = progress != ImportProgress.NONE;
+        this.importer = new StoreImporter(config, summaryShownElsewhere ? new Saying(progress) : progress);
         this.events = new EventFactory(config);
         Path parent = config.stateFile().toAbsolutePath().getParent();
         withAssistantState(parent != null ? parent : config.stateFile().toAbsolutePath());
@@ -285,8 +285,56 @@ public final class ComputerAgent {
         runImport(() -> importer.importStores(stores, sink), true);
     }
 
+    /** Names the unreadable files not named yet (warnings) and tells whether the summary is worth a line. */
+    private UnreadableFiles.Said say(ImportSummary summary, boolean whole) {
+        UnreadableFiles.Said said;
+        synchronized (unreadable) {
+            said = unreadable.look(summary, whole);
+        }
+        said.lines().forEach(line -> log.warn("{}", line));
+        return said;
+    }
+
+    /**
+     * The listener that shows the summaries ({@code up}'s progress bar), told of each import as {@link #say} has it: the
+     * first import always, a later one quietly when it only met the same unreadable files again.
+     */
+    private final class Saying implements ImportProgress {
+        private final ImportProgress shown;
+        private boolean first = true;
+
+        Saying(ImportProgress shown) {
+            this.shown = shown;
+        }
+
+        @Override
+        public void onStart(int files, long bytes) {
+            shown.onStart(files, bytes);
+        }
+
+        @Override
+        public void onFile(Path file, long bytes) {
+            shown.onFile(file, bytes);
+        }
+
+        @Override
+        public void onDone(ImportSummary summary) {
+            UnreadableFiles.Said said = say(summary, whole);
+            if (first || said.summary()) {
+                shown.onDone(summary);
+            } else {
+                shown.onDoneQuietly(summary);
+            }
+            first = false;
+        }
+    }
+
+    /** Whether the import running now looks at every store (set before it starts; imports run one at a time). */
+    private volatile boolean whole;
+
     /** Runs one import ({@code whole}: of every store) and counts it; never throws. */
     private void runImport(java.util.function.Supplier<ImportSummary> pass, boolean whole) {
+        this.whole = whole;
         java.time.Instant started = config.clock().instant();
         ImportMetrics m = importMetrics;
         try {
@@ -296,12 +344,8 @@ public final class ComputerAgent {
             if (m != null) {
                 m.imported(started, summary, whole);
             }
-            UnreadableFiles.Said said;
-            synchronized (unreadable) {
-                said = unreadable.look(summary, whole);
-            }
-            said.lines().forEach(line -> log.warn("{}", line));
-            if ((summary.events() > 0 || summary.filesRead() > 0) && said.summary()) {
+            UnreadableFiles.Said said = summaryShownElsewhere ? null : say(summary, whole);
+            if ((summary.events() > 0 || summary.filesRead() > 0) && (said == null || said.summary())) {
                 if (summaryShownElsewhere) {
                     log.debug("{}", summary);
                 } else {

@@ -25,4 +25,11 @@ public interface ImportProgress {
     /** The import ended (its state saved). */
     default void onDone(ImportSummary summary) {
     }
+
+    /**
+     * The import ended with nothing new to say (it only met the same unreadable files again, already named): close
+     * what {@link #onStart} opened, say nothing.
+     */
+    default void onDoneQuietly(ImportSummary summary) {
+    }
 }

@@ -35,7 +35,8 @@ final class UnreadableFiles {
         List<String> lines = new ArrayList<>();
         now.forEach((file, reason) -> {
             if (!reason.equals(said.put(file, reason))) {
-                lines.add(file + " is skipped, " + reason + " (tried again at each import; said again only if this changes)");
+                lines.add(file + " is skipped, " + reason.lines().findFirst().orElse(reason)
+                        + " (tried again at each import; said again only if this changes)");
             }
         });
         if (whole) {

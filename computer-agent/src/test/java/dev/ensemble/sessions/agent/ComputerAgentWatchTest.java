@@ -76,6 +76,59 @@ class ComputerAgentWatchTest {
         assertThat(agent.lastError()).isNull();
     }
 
+    /**
+     * A file that cannot be read is tried at every poll; the listener that shows the summaries (up's progress bar) hears
+     * the first import, then only quietly of polls that met the same unreadable file again, and again in full when
+     * something new is imported.
+     */
+    @Test
+    void pollsThatOnlyMeetTheSameUnreadableFileAgainAreQuiet() throws Exception {
+        Stores stores = Stores.empty(tmp.resolve("home"));
+        Path chat = stores.home.resolve(".gemini/tmp/0123abcd/chats/session-2026-03-01T10-00-cut.json");
+        Files.createDirectories(chat.getParent());
+        Files.writeString(chat, "{\"sessionId\": \"cut\", \"messages\": [{\"type\": \"user\", \"content\": \"hal",
+                StandardCharsets.UTF_8);
+        java.util.concurrent.atomic.AtomicInteger said = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger quiet = new java.util.concurrent.atomic.AtomicInteger();
+        List<ImportSummary> summaries = java.util.Collections.synchronizedList(new ArrayList<>());
+        ImportProgress shown = new ImportProgress() {
+            @Override
+            public void onDone(ImportSummary summary) {
+                summaries.add(summary);
+                said.incrementAndGet();
+            }
+
+            @Override
+            public void onDoneQuietly(ImportSummary summary) {
+                quiet.incrementAndGet();
+            }
+        };
+        ComputerAgent agent = new ComputerAgent(cluster.bootstrapServers(), stores.config(), stores.agentStores(),
+                Duration.ofMillis(300), shown);
+        try {
+            agent.start();
+            long until = System.currentTimeMillis() + 120_000;
+            while (quiet.get() < 3 && System.currentTimeMillis() < until) {
+                Thread.sleep(50);
+            }
+            assertThat(quiet.get()).as("later polls, quiet").isGreaterThanOrEqualTo(3);
+            assertThat(said.get()).as("only the first import said").isEqualTo(1);
+            assertThat(summaries.get(0).skippedFilesByKind()).containsEntry("unreadable", 1L);
+
+            String id = "0000aaaa-1111-4111-8111-000000000043";
+            Path fresh = stores.claudeFile("-home-ana-app", id + ".jsonl");
+            Files.createDirectories(fresh.getParent());
+            Files.writeString(fresh, IncrementalImportTest.prompt(id, "n-p1", "Something new"), StandardCharsets.UTF_8);
+            while (said.get() < 2 && System.currentTimeMillis() < until) {
+                Thread.sleep(50);
+            }
+            assertThat(said.get()).as("an import with something new is said").isGreaterThanOrEqualTo(2);
+        } finally {
+            agent.stop();
+        }
+        assertThat(agent.lastError()).isNull();
+    }
+
     private static KafkaConsumer<String, Event> consumer() {
         KafkaConsumer<String, Event> c = new KafkaConsumer<>(Map.of("bootstrap.servers", cluster.bootstrapServers(),
                 "group.id", "computer-agent-watch-test", "auto.offset.reset", "earliest"),

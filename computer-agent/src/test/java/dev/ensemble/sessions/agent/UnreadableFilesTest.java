@@ -21,7 +21,7 @@ class UnreadableFilesTest {
     void eachUnreadableFileIsSaidOnceWithItsReasonAndTheSameSummaryIsNotRepeated() {
         UnreadableFiles u = new UnreadableFiles();
         Skip db = new Skip(DB, "unreadable: file is not a database");
-        Skip chat = new Skip(CHAT, "unreadable: Unexpected end-of-input");
+        Skip chat = new Skip(CHAT, "unreadable: Unexpected end-of-input\n at [Source: (File); line: 1, column: 80]");
         Skip sub = new Skip(Path.of("/home/ana/.claude/projects/p/s/subagents/a.jsonl"), "sub-agent transcript");
 
         UnreadableFiles.Said first = u.look(summary(0, 1, db, chat, sub), true);
@@ -30,7 +30,7 @@ class UnreadableFilesTest {
                 DB + " is skipped, unreadable: file is not a database (tried again at each import; said again only if this changes)");
         assertThat(first.summary()).isTrue();
 
-        UnreadableFiles.Said again = u.look(summary(0, 1, db, chat, sub), true);
+        UnreadableFiles.Said again = u.look(summary(0, 1, db, chat, sub), true); // the reason's first line said, all of it compared
         assertThat(again.lines()).isEmpty();
         assertThat(again.summary()).as("only the same unreadable files again").isFalse();
 

@@ -71,6 +71,16 @@ final class ImportProgressBar implements ImportProgress {
         first = false;
     }
 
+    @Override
+    public synchronized void onDoneQuietly(ImportSummary summary) {
+        if (bar != null) {
+            bar.close();
+            bar = null;
+        }
+        announced = false;
+        first = false;
+    }
+
     /**
      * The summary's line: {@link ImportSummary#toString()}, or for an import that sent nothing,
      * {@code imported nothing new (3 transcript files unchanged); 1 file skipped (1 sub-agent transcript)}.
