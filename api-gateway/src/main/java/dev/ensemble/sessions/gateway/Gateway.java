@@ -806,15 +806,19 @@ public final class Gateway implements AutoCloseable {
      * {@code text} read as JSON Lines: every non-blank line parsed on its own, a value or an {@link UnreadableLine}
      * (whatever it holds: plain text, a broken object, {@code null}). Null when the body is not JSON Lines of events, and
      * so one broken JSON value whose error is the answer: when it is not {@code declared} JSON Lines, and neither is its
-     * first non-blank line a whole JSON object on its own, nor every non-blank line one that starts with an object's brace
-     * with at least one of them whole (a pretty-printed event or {@code {"events": [...]}} starts with a line that is not
-     * a whole value, and has inner lines that do not start with a brace).
+     * first non-blank line a whole event (an object other than the {@code {"events": [...]}} form) with no unreadable line
+     * looking like a piece of a value written over several lines ({@link #pieceOfAValue}), nor every non-blank line one
+     * that starts with an object's brace with at least one of them whole (a pretty-printed event or
+     * {@code {"events": [...]}} starts with a line that is not a whole value, and has inner lines that do not start with a
+     * brace).
      */
     private static JsonNode jsonLines(String text, boolean declared) {
         ArrayNode all = EventJson.mapper().createArrayNode();
         boolean objectLine = false; // some line is a whole object
         boolean bracesOnly = true; // every line starts with an object's brace
         Boolean firstWhole = null; // whether the first non-blank line is a whole object
+        boolean firstEvent = false; // ... and not the {"events": [...]} form of a whole batch
+        boolean piece = false; // some unreadable line looks like a piece of a value written over several lines
         String[] lines = text.split("\r?\n", -1);
         for (int i = 0; i < lines.length; i++) {
             String line = lines[i];
@@ -829,6 +833,7 @@ public final class Gateway implements AutoCloseable {
                 all.add(v);
             } catch (IOException e) {
                 whole = false;
+                piece |= pieceOfAValue(line.strip());
                 String why = e instanceof com.fasterxml.jackson.core.JsonProcessingException j
                         ? dev.ensemble.sessions.schema.JsonErrors.problemAtColumn(j) : e.getMessage();
                 all.add(new UnreadableLine(line, i + 1, why));
@@ -836,12 +841,23 @@ public final class Gateway implements AutoCloseable {
             objectLine |= whole;
             if (firstWhole == null) {
                 firstWhole = whole;
+                firstEvent = whole && !all.get(all.size() - 1).has("events");
             }
-            if (!declared && !firstWhole && !bracesOnly) {
+            if (!declared && (!firstEvent || piece) && !bracesOnly) {
                 return null; // neither rule can hold any more: not read further
             }
         }
-        return declared || Boolean.TRUE.equals(firstWhole) || (bracesOnly && objectLine) ? all : null;
+        return declared || (firstEvent && !piece) || (bracesOnly && objectLine) ? all : null;
+    }
+
+    /**
+     * Whether an unreadable line (stripped) looks like a piece of a JSON value written over several lines (a
+     * pretty-printed event): a lone brace or bracket, a line that opens with a quote, a closing brace or bracket, or one
+     * that ends with a comma or an opening brace or bracket. Such a body is one broken value, refused whole.
+     */
+    private static boolean pieceOfAValue(String line) {
+        return line.equals("{") || line.equals("[") || line.startsWith("\"") || line.startsWith("}") || line.startsWith("]")
+                || line.endsWith(",") || line.endsWith("{") || line.endsWith("[");
     }
 
     /** One JSON value; text after it is a 400 (not silently dropped). */

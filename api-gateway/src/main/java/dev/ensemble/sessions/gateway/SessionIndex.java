@@ -410,13 +410,13 @@ final class SessionIndex implements Closeable {
 
     /**
      * A word searched by its start (one that ends in {@code *}) too long for Lucene's prefix automaton (about 1,000
-     * characters): a 400 naming {@code q}; any other failure is the gateway's own and goes on as it is.
+     * bytes of UTF-8): a 400 naming {@code q}; any other failure is the gateway's own and goes on as it is.
      */
     private static RuntimeException wordTooLong(IllegalArgumentException e) {
         if (e.getMessage() == null || !e.getMessage().contains("automaton")) {
             return e;
         }
-        return ApiError.badRequest("q has a word too long to search by its start (about 1,000 characters at most); "
+        return ApiError.badRequest("q has a word too long to search by its start (about 1,000 bytes of UTF-8 at most); "
                 + "shorten the word or drop its '*'").with("field", "q");
     }
 

@@ -131,7 +131,7 @@ class SessionIndexTest {
 
     /**
      * A word longer than any id is not also looked up as an id's start (Lucene's prefix automaton refuses about 1,000
-     * characters: it was a 500); a long word searched by its start ({@code word*}) is a 400 naming q.
+     * bytes: it was a 500); a long word searched by its start ({@code word*}) is a 400 naming q.
      */
     @Test
     void aVeryLongWordIsSearchedAsTextAndALongPrefixIsA400NamingQ() throws Exception {
