@@ -494,11 +494,13 @@ public final class StoreImporter {
 
         /** What reading one changed transcript gave, before it is applied to the state and sent. */
         /**
-         * @param fresh whether new lines (or records) were read: when not (a file touched, nothing written), the only
-         *              events are the 30-minute rule's closes
+         * @param fresh    whether new lines (or records) were read: when not (a file touched, nothing written), the only
+         *                 events are the 30-minute rule's closes
+         * @param replaced the state of the last read when the file shrank or was rewritten and was read again from its
+         *                 start, else null
          */
         private record Parsed(Candidate c, FileState fs, SessionParser parser, long from, List<Skip> malformed,
-                              String unreadable, boolean fresh) {
+                              String unreadable, boolean fresh, FileState replaced) {
         }
 
         /**
@@ -510,10 +512,12 @@ public final class StoreImporter {
          */
         private Parsed readChanged(Candidate c, FileState old, long idleBefore) {
             FileState fs;
+            FileState replaced = null;
             if (old == null || c.size() < old.offset || !c.agent().equals(old.agent) || rewritten(c, old)) {
                 fs = new FileState();
                 fs.agent = c.agent();
                 if (old != null && c.agent().equals(old.agent)) {
+                    replaced = old;
                     // shrank or rewritten: read again, the session it held remembered
                     ImportState.SessionState was = old.session;
                     boolean held = was.recognized && !was.subAgent && was.sessionId != null && was.firstRunId != null;
@@ -596,10 +600,10 @@ public final class StoreImporter {
                     fs.tail = end.tail().length == 0 ? null : end.tail();
                 }
             } catch (IOException | UncheckedIOException e) {
-                return new Parsed(c, fs, parser, from, malformed, e.getMessage(), false);
+                return new Parsed(c, fs, parser, from, malformed, e.getMessage(), false, replaced);
             }
             parser.finish(c.mtime() < idleBefore);
-            return new Parsed(c, fs, parser, from, malformed, null, fs.lines != linesBefore);
+            return new Parsed(c, fs, parser, from, malformed, null, fs.lines != linesBefore, replaced);
         }
 
         /** Every line of a Gemini CLI JSONL chat that is a message with tool calls (a malformed line is left out). */
@@ -666,6 +670,9 @@ public final class StoreImporter {
             fs.mtime = c.mtime();
             st.files.put(c.key(), fs);
             dirty = true;
+            if (r.replaced() != null) {
+                settleReplaced(c, r.replaced(), parser);
+            }
             long readBytes = c.format() == Format.LINES ? fs.offset - r.from() : 0;
             filesSinceCheckpoint++;
             bytesSinceCheckpoint += readBytes;
@@ -814,27 +821,50 @@ public final class StoreImporter {
             for (String k : vanished) {
                 FileState fs = st.files.remove(k);
                 dirty = true;
-                ImportState.SessionState ss = fs.session;
-                boolean read = ss.recognized && !ss.subAgent && ss.firstRunId != null && ss.sessionId != null;
-                String sessionId = read ? ss.sessionId : fs.importedSessionId; // an emptied file's: what it held before
-                String firstRunId = read ? ss.firstRunId : fs.importedFirstRunId;
-                if (sessionId == null || firstRunId == null) {
-                    continue;
-                }
-                if (ss.turn != null && !ss.turn.closed) {
-                    // the open turn can go on nowhere: it is done as of the transcript's last line
-                    SessionParser parser = parser(asLastSeen(k, fs), fs);
-                    parser.finish(true);
-                    send(parser, false); // a close, not an import: the summary says the session is gone
-                }
-                // one id per disappearance (the file as last seen): a transcript restored and deleted again is gone again
-                Event e = events.event(fs.agent + "/" + sessionId + "/transcript/gone/" + fs.size + "-" + fs.mtime, config.clock().instant(),
-                        EngineEvent.newBuilder().setRunId(firstRunId).setAgentSessionId(sessionId)
-                                .setContextUsed(null).setContextSize(null).setModel(ss.model).setTranscriptGone(true).build());
-                sink.accept(e);
-                sent++;
-                gone++;
+                markGone(asLastSeen(k, fs), fs);
             }
+        }
+
+        /** The session the transcript {@code c} held as of {@code fs}, its file no longer there: one gone event (below). */
+        private void markGone(Candidate c, FileState fs) {
+            ImportState.SessionState ss = fs.session;
+            boolean read = ss.recognized && !ss.subAgent && ss.firstRunId != null && ss.sessionId != null;
+            String sessionId = read ? ss.sessionId : fs.importedSessionId; // an emptied file's: what it held before
+            String firstRunId = read ? ss.firstRunId : fs.importedFirstRunId;
+            if (sessionId == null || firstRunId == null) {
+                return;
+            }
+            if (ss.turn != null && !ss.turn.closed) {
+                // the open turn can go on nowhere: it is done as of the transcript's last line
+                SessionParser parser = parser(c, fs);
+                parser.finish(true);
+                send(parser, false); // a close, not an import: the summary says the session is gone
+            }
+            // one id per disappearance (the file as last seen): a transcript restored and deleted again is gone again
+            Event e = events.event(fs.agent + "/" + sessionId + "/transcript/gone/" + fs.size + "-" + fs.mtime, config.clock().instant(),
+                    EngineEvent.newBuilder().setRunId(firstRunId).setAgentSessionId(sessionId)
+                            .setContextUsed(null).setContextSize(null).setModel(ss.model).setTranscriptGone(true).build());
+            sink.accept(e);
+            sent++;
+            gone++;
+        }
+
+        /**
+         * A transcript read again from its start (it shrank or was rewritten), {@code was} the last read's state: when it
+         * no longer holds the run that read left open, that run is done as of its last line (nothing else would ever
+         * close it). The session it held is not marked gone here, even when the file now holds another one.
+         */
+        private void settleReplaced(Candidate c, FileState was, SessionParser parser) {
+            ImportState.SessionState old = was.session;
+            ImportState.Turn open = old.turn;
+            if (open == null || open.closed || !old.recognized || old.subAgent || open.runId == null
+                    || parser.events().stream().anyMatch(e -> e.getPayload() instanceof RunClaimed rc && open.runId.equals(rc.getRunId()))) {
+                return;
+            }
+            FileState copy = MAPPER.convertValue(was, FileState.class);
+            SessionParser closer = parser(c, copy);
+            closer.finish(true);
+            send(closer, false);
         }
 
         /** The transcript of state key {@code k} as it was last seen, for a parser to finish its open turn. */

@@ -257,6 +257,9 @@ class IncrementalImportTest {
             assertThat(again.claims()).as(moved ? "moved over" : "written over").extracting(c -> c.getTask().getTitle())
                     .containsExactly("A whole new first prompt, and a longer one", "New second", "New third");
             assertThat(again.summary().skippedLines()).isEmpty();
+            // the run the last read left open is in the file no more: done as of its last line, not working for ever
+            assertThat(again.done("claude-code:" + id + ":p2").getDurationMs()).isNotNull();
+            assertThat(again.summary().gone()).as("the same session, still here").isZero();
             JsonNode state = new ObjectMapper().readTree(stores.stateFile.toFile())
                     .path("files").path(file.toAbsolutePath().toString());
             assertThat(state.path("offset").asLong()).isEqualTo(replacement.length());
