@@ -476,20 +476,23 @@ public final class StoreImporter {
                 return;
             }
             FileState copy = MAPPER.convertValue(fs, FileState.class);
-            SessionParser parser = parser(c, copy);
-            parser.finish(true);
-            for (Event e : parser.events()) {
-                sink.accept(e);
-                sent++;
-                if (e.getPayload() instanceof dev.ensemble.sessions.events.RunStatusChanged) {
-                    idleClosed++;
-                } else if (e.getPayload() instanceof EngineEvent) {
-                    engineEvents++;
-                }
-            }
-            store(c.agent(), c.root()).idleClosed += parser.events().isEmpty() ? 0 : 1;
+            int closed = closeTurn(c, copy);
+            idleClosed += closed;
+            store(c.agent(), c.root()).idleClosed += closed > 0 ? 1 : 0;
             st.files.put(c.key(), copy);
             dirty = true;
+        }
+
+        /**
+         * Closes the open turn of transcript {@code c} as of its last line, changing {@code fs} (a copy of its state, or
+         * one no longer kept), and sends what that gives, not as an import.
+         *
+         * @return the runs closed
+         */
+        private int closeTurn(Candidate c, FileState fs) {
+            SessionParser parser = parser(c, fs);
+            parser.finish(true);
+            return send(parser, false);
         }
 
         /** What reading one changed transcript gave, before it is applied to the state and sent. */
@@ -835,10 +838,7 @@ public final class StoreImporter {
                 return;
             }
             if (ss.turn != null && !ss.turn.closed) {
-                // the open turn can go on nowhere: it is done as of the transcript's last line
-                SessionParser parser = parser(c, fs);
-                parser.finish(true);
-                send(parser, false); // a close, not an import: the summary says the session is gone
+                closeTurn(c, fs); // the open turn can go on nowhere: done as of the transcript's last line
             }
             // one id per disappearance (the file as last seen): a transcript restored and deleted again is gone again
             Event e = events.event(fs.agent + "/" + sessionId + "/transcript/gone/" + fs.size + "-" + fs.mtime, config.clock().instant(),
@@ -861,10 +861,7 @@ public final class StoreImporter {
                     || parser.events().stream().anyMatch(e -> e.getPayload() instanceof RunClaimed rc && open.runId.equals(rc.getRunId()))) {
                 return;
             }
-            FileState copy = MAPPER.convertValue(was, FileState.class);
-            SessionParser closer = parser(c, copy);
-            closer.finish(true);
-            send(closer, false);
+            closeTurn(c, MAPPER.convertValue(was, FileState.class));
         }
 
         /** The transcript of state key {@code k} as it was last seen, for a parser to finish its open turn. */
@@ -905,9 +902,7 @@ public final class StoreImporter {
                 // not there, or not to be looked at: nothing will write to it that this import could read
             }
             FileState copy = MAPPER.convertValue(fs, FileState.class);
-            SessionParser parser = parser(asLastSeen(k, copy), copy);
-            parser.finish(true);
-            idleClosed += send(parser, false);
+            idleClosed += closeTurn(asLastSeen(k, copy), copy);
             st.files.put(k, copy);
             dirty = true;
         }
