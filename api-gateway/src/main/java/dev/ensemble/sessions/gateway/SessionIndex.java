@@ -339,19 +339,13 @@ final class SessionIndex implements Closeable {
                         query.limit() + 1, sort, text != null);
             } catch (IndexSearcher.TooManyClauses e) {
                 throw tooManyClauses();
-            } catch (IllegalArgumentException e) {
-                throw wordTooLong(e);
             }
             int n = Math.min(top.scoreDocs.length, query.limit());
             ScoreDoc[] page = java.util.Arrays.copyOf(top.scoreDocs, n);
             String[] snippet = new String[n];
             String[] snippetField = new String[n];
             if (text != null && n > 0) {
-                try {
-                    snippets(searcher, text, page, snippet, snippetField);
-                } catch (IllegalArgumentException e) {
-                    throw wordTooLong(e);
-                }
+                snippets(searcher, text, page, snippet, snippetField);
             }
             List<Hit> hits = new ArrayList<>(n);
             List<org.apache.lucene.index.LeafReaderContext> leaves = searcher.getIndexReader().leaves();
@@ -410,7 +404,7 @@ final class SessionIndex implements Closeable {
 
     /**
      * A word searched by its start (one that ends in {@code *}) too long for Lucene's prefix automaton (about 1,000
-     * bytes of UTF-8): a 400 naming {@code q}; any other failure is the gateway's own and goes on as it is.
+     * bytes of UTF-8; the query refuses it when it is made): a 400 naming {@code q}; any other failure is the gateway's own and goes on as it is.
      */
     private static RuntimeException wordTooLong(IllegalArgumentException e) {
         if (e.getMessage() == null || !e.getMessage().contains("automaton")) {
